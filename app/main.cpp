@@ -1,0 +1,5 @@
+#include <cstdio>
+int main() {
+  std::puts("agent-operator " AOP_VERSION);
+  return 0;
+}

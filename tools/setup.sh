@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs what building and testing agent-operator needs on Debian 12, then configures
+# and builds. Idempotent and quiet when nothing is missing. Sourced by tools/test.sh and
+# tools/demo.sh; run it directly to only set up and build.
+#
+#   tools/setup.sh [--preset dev|release|asan] [--no-build] [--with-js]
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+preset=dev
+build=1
+with_js=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --preset) preset=$2; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --with-js) with_js=1; shift ;;
+    *) echo "setup.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+# Debian packages. Boost 1.81 is the first Debian Boost with Boost.JSON; the default
+# libboost-dev (1.74) has none. python3-kubernetes is the official Python client, used
+# by the fidelity tests and benchmarks (import it with /usr/bin/python3).
+packages=(
+  g++ cmake ninja-build ccache pkg-config git ca-certificates curl openssl procps
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libssl-dev libyaml-cpp-dev zlib1g-dev libtomlplusplus-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-kubernetes python3-yaml
+)
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The official JavaScript client, into a project-local folder (never global).
+if [ "$with_js" -eq 1 ]; then
+  js="$root/tests/js"
+  if [ ! -d "$js/node_modules/@kubernetes/client-node" ]; then
+    echo "setup: installing @kubernetes/client-node into tests/js/node_modules"
+    (cd "$js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+fi
+
+if [ "$build" -eq 1 ]; then
+  cd "$root"
+  case "$preset" in
+    dev) dir=build ;;
+    *) dir=build/$preset ;;
+  esac
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake --preset "$preset" >/dev/null
+  fi
+  cmake --build --preset "$preset"
+fi
