@@ -1,0 +1,1 @@
+#include "k8s/yaml.hpp"
