@@ -73,8 +73,7 @@ class Decoder {
   // nullopt when absent/null (nil), an empty vector for `[]`.
   std::optional<std::vector<std::string>> opt_string_list(const boost::json::object& o,
                                                           std::string_view key);
-  std::map<std::string, std::string> string_map(const boost::json::object& o,
-                                                std::string_view key);
+  std::map<std::string, std::string> string_map(const boost::json::object& o, std::string_view key);
   std::optional<std::map<std::string, std::string>> opt_string_map(const boost::json::object& o,
                                                                    std::string_view key);
   // nullptr when absent or null; an error (and nullptr) when not an object/array.

@@ -11,8 +11,17 @@
 
 namespace aop {
 
-struct Error {
+// Build with make_error("what, where, what to do"). Error is deliberately not
+// constructible from a bare string (its constructor is private), so functions returning
+// Result<std::string> or Result<boost::json::value> can return plain values unambiguously.
+class Error {
+ public:
+  Error() = default;
   std::string message;
+
+ private:
+  explicit Error(std::string m) : message(std::move(m)) {}
+  friend Error make_error(std::string message);
 };
 
 // Called by boost::system::result<T, Error>::value() on an error: a programmer error.
@@ -24,6 +33,8 @@ struct Error {
 template <class T>
 using Result = boost::system::result<T, Error>;
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(std::string message) {
+  return Error(std::move(message));
+}
 
 }  // namespace aop
