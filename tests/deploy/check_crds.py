@@ -1,0 +1,427 @@
+#!/usr/bin/python3
+"""Checks of the project's CRDs in deploy/crds (run by ctest, label "deploy").
+
+    check_crds.py SOURCE_DIR up-to-date       # committed CRDs == generator output
+    check_crds.py SOURCE_DIR upstream-fields  # every upstream field path is accepted
+    check_crds.py SOURCE_DIR structural       # names, scope, structural-schema rules
+
+Needs /usr/bin/python3 with PyYAML (Debian: python3-yaml). Reads only the repository.
+"""
+
+import difflib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+EXPECTED_NAMES = {
+    # kind: (group, version, plural, singular, categories, shortNames)
+    "GrafanaAgent": ("monitoring.grafana.com", "v1alpha1", "grafanaagents", "grafanaagent",
+                     ["agent-operator"], None),
+    "MetricsInstance": ("monitoring.grafana.com", "v1alpha1", "metricsinstances",
+                        "metricsinstance", ["agent-operator"], None),
+    "LogsInstance": ("monitoring.grafana.com", "v1alpha1", "logsinstances", "logsinstance",
+                     ["agent-operator"], None),
+    "PodLogs": ("monitoring.grafana.com", "v1alpha1", "podlogs", "podlogs",
+                ["agent-operator"], None),
+    "Integration": ("monitoring.grafana.com", "v1alpha1", "integrations", "integration",
+                    ["agent-operator"], None),
+    "ServiceMonitor": ("monitoring.coreos.com", "v1", "servicemonitors", "servicemonitor",
+                       ["prometheus-operator"], ["smon"]),
+    "PodMonitor": ("monitoring.coreos.com", "v1", "podmonitors", "podmonitor",
+                   ["prometheus-operator"], ["pmon"]),
+    "Probe": ("monitoring.coreos.com", "v1", "probes", "probe",
+              ["prometheus-operator"], ["prb"]),
+}
+
+# Subtrees holding Kubernetes-native types (or free-form config) that our CRDs keep
+# as given instead of declaring every member. An upstream field path accepted only
+# because an ancestor preserves unknown fields must sit under one of these; anywhere
+# else it must be declared (typed), so a field dropped from tools/crdgen/api.py is
+# caught even in the Prometheus Operator kinds, which preserve unknown fields
+# everywhere.
+OPAQUE_SUBTREES = {
+    "GrafanaAgent": {
+        ".spec.affinity", ".spec.containers[]", ".spec.containers[].env[]",
+        ".spec.containers[].env[].valueFrom", ".spec.containers[].ports[]",
+        ".spec.containers[].volumeMounts[]", ".spec.initContainers[]",
+        ".spec.initContainers[].env[]", ".spec.initContainers[].env[].valueFrom",
+        ".spec.initContainers[].ports[]", ".spec.initContainers[].volumeMounts[]",
+        ".spec.resources", ".spec.securityContext", ".spec.storage.emptyDir",
+        ".spec.storage.ephemeral", ".spec.storage.volumeClaimTemplate.spec",
+        ".spec.storage.volumeClaimTemplate.status", ".spec.tolerations[]",
+        ".spec.topologySpreadConstraints[]", ".spec.volumeMounts[]", ".spec.volumes[]",
+    },
+    "Integration": {".spec.config", ".spec.volumeMounts[]", ".spec.volumes[]"},
+}
+
+RELABEL_ACTIONS = {
+    "replace", "Replace", "keep", "Keep", "drop", "Drop", "hashmod", "HashMod", "labelmap",
+    "LabelMap", "labeldrop", "LabelDrop", "labelkeep", "LabelKeep", "lowercase", "Lowercase",
+    "uppercase", "Uppercase", "keepequal", "KeepEqual", "dropequal", "DropEqual",
+}
+
+
+class Failures:
+    def __init__(self):
+        self.items = []
+
+    def add(self, msg):
+        self.items.append(msg)
+
+    def report(self, what):
+        if self.items:
+            for m in self.items[:200]:
+                print("FAIL: " + m)
+            if len(self.items) > 200:
+                print("... and %d more" % (len(self.items) - 200))
+            print("%s: %d problem(s)" % (what, len(self.items)))
+            return 1
+        print("%s: ok" % what)
+        return 0
+
+
+def load_crds(crd_dir):
+    """kind -> (file name, CRD document)."""
+    crds = {}
+    for name in sorted(os.listdir(crd_dir)):
+        if not name.endswith(".yaml"):
+            continue
+        with open(os.path.join(crd_dir, name), encoding="utf-8") as f:
+            for doc in yaml.safe_load_all(f):
+                if doc and doc.get("kind") == "CustomResourceDefinition":
+                    crds[doc["spec"]["names"]["kind"]] = (name, doc)
+    return crds
+
+
+def root_schema(crd):
+    versions = crd["spec"]["versions"]
+    return versions[0]["schema"]["openAPIV3Schema"]
+
+
+# --- up-to-date -----------------------------------------------------------------------
+
+def check_up_to_date(src):
+    fails = Failures()
+    committed = os.path.join(src, "deploy", "crds")
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([sys.executable, os.path.join(src, "tools", "crdgen", "crdgen.py"),
+                               "--out", tmp], capture_output=True, text=True)
+        if proc.returncode != 0:
+            fails.add("crdgen.py failed (%d): %s" % (proc.returncode, proc.stderr.strip()))
+            return fails.report("CRDs up to date")
+        generated = sorted(os.listdir(tmp))
+        existing = sorted(n for n in os.listdir(committed) if n.endswith(".yaml"))
+        for name in sorted(set(generated) - set(existing)):
+            fails.add("deploy/crds/%s is missing (run tools/crdgen/crdgen.py)" % name)
+        for name in sorted(set(existing) - set(generated)):
+            fails.add("deploy/crds/%s is not produced by the generator (stale?)" % name)
+        for name in sorted(set(generated) & set(existing)):
+            with open(os.path.join(tmp, name), encoding="utf-8") as f:
+                want = f.read()
+            with open(os.path.join(committed, name), encoding="utf-8") as f:
+                have = f.read()
+            if want != have:
+                diff = "".join(list(difflib.unified_diff(
+                    have.splitlines(True), want.splitlines(True),
+                    "deploy/crds/" + name + " (committed)", name + " (generated)"))[:40])
+                fails.add("deploy/crds/%s differs from tools/crdgen output; run "
+                          "/usr/bin/python3 tools/crdgen/crdgen.py and commit:\n%s" % (name, diff))
+    return fails.report("CRDs up to date")
+
+
+# --- upstream-fields ------------------------------------------------------------------
+
+def split_path(path):
+    """'.spec.a[].b{}' -> ['spec', 'a', '[]', 'b', '{}']"""
+    if path == ".":
+        return []
+    out = []
+    i = 0
+    while i < len(path):
+        if path.startswith("[]", i):
+            out.append("[]")
+            i += 2
+        elif path.startswith("{}", i):
+            out.append("{}")
+            i += 2
+        elif path[i] == ".":
+            j = i + 1
+            while j < len(path) and path[j] not in ".[{":
+                j += 1
+            out.append(path[i + 1:j])
+            i = j
+        else:
+            raise ValueError("bad path " + path)
+    return out
+
+
+def resolve(schema, segments):
+    """Follows segments through our schema.
+
+    Returns ("node", schema) when the path is declared, ("preserved", ancestor path)
+    when an ancestor keeps unknown fields, or ("missing", reason)."""
+    node = schema
+    walked = ""
+    for seg in segments:
+        if seg == "[]":
+            if node.get("type") != "array" or not isinstance(node.get("items"), dict):
+                if node.get("x-kubernetes-preserve-unknown-fields") and "type" not in node:
+                    return ("preserved", walked or ".")
+                return ("missing", "%s is not a list here" % (walked or "."))
+            node = node["items"]
+            walked += "[]"
+        elif seg == "{}":
+            if isinstance(node.get("additionalProperties"), dict):
+                node = node["additionalProperties"]
+                walked += "{}"
+            elif node.get("x-kubernetes-preserve-unknown-fields"):
+                return ("preserved", walked or ".")
+            else:
+                return ("missing", "%s does not accept arbitrary keys" % (walked or "."))
+        else:
+            props = node.get("properties", {})
+            if seg in props:
+                node = props[seg]
+                walked += "." + seg
+            elif node.get("x-kubernetes-preserve-unknown-fields"):
+                return ("preserved", walked or ".")
+            else:
+                return ("missing", "field %r is not declared under %s and would be pruned"
+                        % (seg, walked or "."))
+    return ("node", node)
+
+
+def our_type(node):
+    if node.get("x-kubernetes-int-or-string"):
+        return "int-or-string"
+    return node.get("type", "any")
+
+
+def type_accepts(ours, theirs):
+    if ours == "any" or ours == theirs:
+        return True
+    if ours == "int-or-string" and theirs in ("integer", "string"):
+        return True
+    if ours == "number" and theirs == "integer":
+        return True
+    return False
+
+
+def validation_problems(node, theirs):
+    """Ways our node rejects values the upstream node accepts (or stores them differently)."""
+    out = []
+    if "enum" in node:
+        if "enum" not in theirs:
+            out.append("enum %s where upstream has none" % node["enum"])
+        else:
+            missing = [v for v in theirs["enum"] if v not in node["enum"]]
+            if missing:
+                out.append("enum lacks upstream values %s" % missing)
+    for key in ("pattern", "format", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"):
+        if key in node and node[key] != theirs.get(key):
+            out.append("%s %r differs from upstream %r" % (key, node[key], theirs.get(key)))
+    for key in ("minLength", "minimum", "minItems", "minProperties"):
+        if key in node and node[key] > theirs.get(key, float("-inf")):
+            out.append("%s %r stricter than upstream %r" % (key, node[key], theirs.get(key)))
+    for key in ("maxLength", "maximum", "maxItems", "maxProperties"):
+        if key in node and node[key] < theirs.get(key, float("inf")):
+            out.append("%s %r stricter than upstream %r" % (key, node[key], theirs.get(key)))
+    for key in ("exclusiveMinimum", "exclusiveMaximum"):
+        if node.get(key) and not theirs.get(key):
+            out.append("%s where upstream has none" % key)
+    extra_required = sorted(set(node.get("required", [])) - set(theirs.get("required", [])))
+    if extra_required:
+        out.append("requires %s which upstream does not" % extra_required)
+    if "default" in theirs and node.get("default") != theirs["default"]:
+        out.append("default %r, upstream defaults to %r" % (node.get("default"), theirs["default"]))
+    if "default" in node and "default" not in theirs:
+        out.append("default %r where upstream has none" % node["default"])
+    return out
+
+
+def check_upstream_fields(src):
+    fails = Failures()
+    crds = load_crds(os.path.join(src, "deploy", "crds"))
+    fixture = os.path.join(src, "tests", "deploy", "fixtures", "upstream-crd-fields.tsv")
+    counts = {"node": 0, "preserved": 0}
+    with open(fixture, encoding="utf-8") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    for kind, path, theirs_type, theirs_json in rows:
+        if kind not in crds:
+            fails.add("%s: no CRD for this kind in deploy/crds" % kind)
+            continue
+        theirs = json.loads(theirs_json)
+        status, found = resolve(root_schema(crds[kind][1]), split_path(path))
+        if status == "missing":
+            fails.add("%s %s: %s" % (kind, path, found))
+            continue
+        counts[status] += 1
+        if status == "preserved":
+            if found not in OPAQUE_SUBTREES.get(kind, ()):
+                fails.add("%s %s: only kept because %s preserves unknown fields; declare it "
+                          "in tools/crdgen/api.py" % (kind, path, found))
+            continue
+        if not type_accepts(our_type(found), theirs_type):
+            fails.add("%s %s: type %s, upstream %s" % (kind, path, our_type(found), theirs_type))
+        for problem in validation_problems(found, theirs):
+            fails.add("%s %s: %s" % (kind, path, problem))
+    if len(rows) < 2000:
+        fails.add("fixture has only %d rows; expected the full upstream field list" % len(rows))
+    print("%d upstream paths: %d declared, %d kept by a preserve-unknown-fields ancestor"
+          % (len(rows), counts["node"], counts["preserved"]))
+    return fails.report("upstream fields accepted")
+
+
+# --- structural -----------------------------------------------------------------------
+
+def check_schema_node(node, path, fails, kind, in_anyof=False):
+    """Rules of structural schemas (Kubernetes 'Specifying a structural schema')."""
+    where = "%s %s" % (kind, path or ".")
+    if not isinstance(node, dict):
+        fails.add("%s: schema node is not a mapping" % where)
+        return
+    typed = "type" in node
+    int_or_string = node.get("x-kubernetes-int-or-string")
+    preserve = node.get("x-kubernetes-preserve-unknown-fields")
+    if not typed and not in_anyof and not int_or_string and not preserve:
+        fails.add("%s: no type (structural schemas need one)" % where)
+    if int_or_string:
+        if typed:
+            fails.add("%s: int-or-string with a type" % where)
+        if node.get("anyOf") != [{"type": "integer"}, {"type": "string"}]:
+            fails.add("%s: int-or-string needs anyOf [integer, string]" % where)
+    elif "anyOf" in node or "allOf" in node or "oneOf" in node:
+        fails.add("%s: anyOf/allOf/oneOf are only used for int-or-string here" % where)
+    if "properties" in node and "additionalProperties" in node:
+        fails.add("%s: properties and additionalProperties together" % where)
+    if node.get("type") == "array" and not isinstance(node.get("items"), dict):
+        fails.add("%s: array without items" % where)
+    if ("properties" in node or "additionalProperties" in node) and node.get("type") != "object":
+        fails.add("%s: properties on a non-object" % where)
+    if preserve and typed and node["type"] != "object":
+        fails.add("%s: x-kubernetes-preserve-unknown-fields on a %s" % (where, node["type"]))
+    for req in node.get("required", []):
+        if req not in node.get("properties", {}):
+            fails.add("%s: required %r is not a declared property" % (where, req))
+    if "enum" in node and "default" in node and node["default"] not in node["enum"]:
+        fails.add("%s: default %r not in enum" % (where, node["default"]))
+    if node.get("x-kubernetes-list-type") == "map":
+        item = node.get("items", {})
+        for key in node.get("x-kubernetes-list-map-keys", []):
+            prop = item.get("properties", {}).get(key)
+            if prop is None or (key not in item.get("required", []) and "default" not in prop):
+                fails.add("%s: list-map key %r must be a required or defaulted property"
+                          % (where, key))
+    for name, child in node.get("properties", {}).items():
+        check_schema_node(child, path + "." + name, fails, kind)
+    if isinstance(node.get("items"), dict):
+        check_schema_node(node["items"], path + "[]", fails, kind)
+    if isinstance(node.get("additionalProperties"), dict):
+        check_schema_node(node["additionalProperties"], path + "{}", fails, kind)
+    for sub in node.get("anyOf", []):
+        check_schema_node(sub, path + "(anyOf)", fails, kind, in_anyof=True)
+
+
+def find_relabel_actions(node, path, out):
+    props = node.get("properties", {})
+    if "action" in props and "sourceLabels" in props:
+        out.append((path, props["action"]))
+    for name, child in props.items():
+        find_relabel_actions(child, path + "." + name, out)
+    if isinstance(node.get("items"), dict):
+        find_relabel_actions(node["items"], path + "[]", out)
+    if isinstance(node.get("additionalProperties"), dict):
+        find_relabel_actions(node["additionalProperties"], path + "{}", out)
+
+
+def check_structural(src):
+    fails = Failures()
+    crd_dir = os.path.join(src, "deploy", "crds")
+    crds = load_crds(crd_dir)
+    for kind in sorted(set(EXPECTED_NAMES) - set(crds)):
+        fails.add("%s: missing from deploy/crds" % kind)
+    for kind in sorted(set(crds) - set(EXPECTED_NAMES)):
+        fails.add("%s: unexpected CRD" % kind)
+    for kind, (fname, crd) in sorted(crds.items()):
+        if kind not in EXPECTED_NAMES:
+            continue
+        group, version, plural, singular, categories, short = EXPECTED_NAMES[kind]
+        where = "%s (%s)" % (kind, fname)
+        if crd.get("apiVersion") != "apiextensions.k8s.io/v1":
+            fails.add("%s: apiVersion %r" % (where, crd.get("apiVersion")))
+        spec = crd["spec"]
+        names = spec["names"]
+        if crd["metadata"]["name"] != plural + "." + group:
+            fails.add("%s: metadata.name %r" % (where, crd["metadata"]["name"]))
+        if fname != "%s_%s.yaml" % (group, plural):
+            fails.add("%s: file name should be %s_%s.yaml" % (where, group, plural))
+        for key, want in (("group", group), ("scope", "Namespaced")):
+            if spec.get(key) != want:
+                fails.add("%s: spec.%s %r, want %r" % (where, key, spec.get(key), want))
+        for key, want in (("plural", plural), ("singular", singular), ("kind", kind),
+                          ("listKind", kind + "List"), ("categories", categories),
+                          ("shortNames", short)):
+            if names.get(key) != want:
+                fails.add("%s: names.%s %r, want %r" % (where, key, names.get(key), want))
+        versions = spec.get("versions", [])
+        if [v.get("name") for v in versions] != [version]:
+            fails.add("%s: versions %r, want exactly %s" % (where, [v.get("name") for v in versions], version))
+            continue
+        v = versions[0]
+        if not (v.get("served") and v.get("storage")):
+            fails.add("%s: version must be served and stored" % where)
+        root = v["schema"]["openAPIV3Schema"]
+        check_schema_node(root, "", fails, kind)
+        meta = root.get("properties", {}).get("metadata", {})
+        if set(meta) - {"type"}:
+            fails.add("%s: metadata schema may only say type: object" % where)
+        if kind == "GrafanaAgent":
+            if v.get("subresources", {}).get("status") != {}:
+                fails.add("%s: needs the status subresource" % where)
+            status = root.get("properties", {}).get("status")
+            if not status:
+                fails.add("%s: no status schema" % where)
+            else:
+                cond = status.get("properties", {}).get("conditions", {}).get("items", {})
+                for field in ("type", "status", "reason", "message", "observedGeneration",
+                              "lastTransitionTime"):
+                    if field not in cond.get("properties", {}):
+                        fails.add("%s: status.conditions[] lacks %s" % (where, field))
+            cols = {c["name"]: c for c in v.get("additionalPrinterColumns", [])}
+            for col in ("Ready", "Reconciled", "Age"):
+                if col not in cols:
+                    fails.add("%s: printer column %s missing" % (where, col))
+            if cols.get("Ready", {}).get("jsonPath") != '.status.conditions[?(@.type=="Ready")].status':
+                fails.add("%s: Ready column should show the Ready condition status" % where)
+        elif "status" in v.get("subresources", {}):
+            fails.add("%s: only GrafanaAgent has a status subresource" % where)
+        actions = []
+        find_relabel_actions(root, "", actions)
+        if kind not in ("LogsInstance", "Integration") and not actions:
+            fails.add("%s: no RelabelConfig found" % where)
+        for path, action in actions:
+            if action.get("default") != "replace" or set(action.get("enum", [])) != RELABEL_ACTIONS:
+                fails.add("%s %s.action: enum must be upstream's lower/CamelCase list with "
+                          "default replace" % (kind, path))
+    return fails.report("CRDs structural")
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    src, what = argv
+    checks = {"up-to-date": check_up_to_date, "upstream-fields": check_upstream_fields,
+              "structural": check_structural}
+    if what not in checks:
+        print("unknown check %r; one of %s" % (what, ", ".join(checks)))
+        return 2
+    return checks[what](os.path.abspath(src))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
