@@ -1,0 +1,522 @@
+#!/usr/bin/python3
+"""Checks of the installation manifests in deploy/ (run by ctest, label "deploy").
+
+    check_manifests.py SOURCE_DIR manifests             # parse, Deployment security, RBAC
+    check_manifests.py SOURCE_DIR kustomize             # `kubectl kustomize deploy/` renders
+    check_manifests.py SOURCE_DIR dockerfile [BINARY]   # Dockerfile vs setup.sh and the binary
+
+Exit 77 (ctest SKIP) only when kubectl is absent for the kustomize check.
+Needs /usr/bin/python3 with PyYAML (Debian: python3-yaml). Reads only the repository.
+"""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+import yaml
+
+SKIP = 77
+NAMESPACE = "agent-operator"
+
+# The operator's stable command-line interface (issue 5); the Deployment may use no other.
+STABLE_FLAGS = {
+    "--kubeconfig", "--context", "--namespaces", "--controllers", "--workers",
+    "--kube-api-qps", "--kube-api-burst", "--resync-period", "--leader-elect",
+    "--leader-election-id", "--leader-election-namespace", "--health-probe-bind-address",
+    "--metrics-bind-address", "--log-level", "--log-format",
+}
+
+# Every permission the operator needs, and nothing else: (apiGroup, resource) -> verbs.
+# Cluster-wide unless noted. Sources: spec section 5 (RBAC table; leases and events for
+# leader election, status and Events), the status subresource, the telegraf controller.
+RW = {"get", "list", "watch", "create", "update", "delete"}
+READ = {"get", "list", "watch"}
+EXPECTED_CLUSTER = {
+    ("monitoring.grafana.com", "grafanaagents"): READ,
+    ("monitoring.grafana.com", "metricsinstances"): READ,
+    ("monitoring.grafana.com", "logsinstances"): READ,
+    ("monitoring.grafana.com", "podlogs"): READ,
+    ("monitoring.grafana.com", "integrations"): READ,
+    ("monitoring.grafana.com", "grafanaagents/status"): {"update", "patch"},
+    ("monitoring.grafana.com", "grafanaagents/finalizers"): {"update"},
+    ("monitoring.coreos.com", "servicemonitors"): READ,
+    ("monitoring.coreos.com", "podmonitors"): READ,
+    ("monitoring.coreos.com", "probes"): READ,
+    ("argoproj.io", "applications"): READ,
+    ("", "namespaces"): READ,
+    ("", "nodes"): READ,
+    ("", "events"): {"create", "patch"},
+    ("", "services"): RW,
+    ("", "endpoints"): RW,
+    ("", "configmaps"): RW,
+    ("", "secrets"): RW,
+    ("apps", "statefulsets"): RW,
+    ("apps", "daemonsets"): RW,
+    ("apps", "deployments"): RW,
+}
+EXPECTED_NAMESPACED = {
+    ("coordination.k8s.io", "leases"): {"get", "create", "update"},
+}
+ALLOWED_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete"}
+
+
+class Failures:
+    def __init__(self):
+        self.items = []
+
+    def add(self, msg):
+        self.items.append(msg)
+
+    def check(self, cond, msg):
+        if not cond:
+            self.add(msg)
+        return cond
+
+    def report(self, what):
+        for m in self.items:
+            print("FAIL: " + m)
+        if self.items:
+            print("%s: %d problem(s)" % (what, len(self.items)))
+            return 1
+        print("%s: ok" % what)
+        return 0
+
+
+def load_yaml_docs(path, fails):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return [d for d in yaml.safe_load_all(f) if d is not None]
+    except yaml.YAMLError as e:
+        fails.add("%s: not valid YAML: %s" % (path, e))
+        return []
+
+
+def local_render(deploy, fails):
+    """What kustomize renders for deploy/, for the subset of kustomize we use:
+    a resources list of files, plus image tag rewriting."""
+    kust = load_yaml_docs(os.path.join(deploy, "kustomization.yaml"), fails)
+    if not kust:
+        fails.add("deploy/kustomization.yaml missing or empty")
+        return [], {}
+    kust = kust[0]
+    docs = []
+    for res in kust.get("resources", []):
+        path = os.path.join(deploy, res)
+        if not fails.check(os.path.isfile(path), "kustomization resource %s is not a file" % res):
+            continue
+        for doc in load_yaml_docs(path, fails):
+            docs.append(doc)
+    images = {i["name"]: i for i in kust.get("images", [])}
+    for doc in docs:
+        for c in pod_containers(doc):
+            img = images.get(c.get("image", "").split(":")[0])
+            if img:
+                c["image"] = img.get("newName", img["name"]) + ":" + str(img["newTag"])
+    return docs, kust
+
+
+def pod_containers(doc):
+    spec = doc.get("spec", {}).get("template", {}).get("spec", {}) if isinstance(doc, dict) else {}
+    return spec.get("containers", []) + spec.get("initContainers", [])
+
+
+def by_kind(docs, kind):
+    return [d for d in docs if d.get("kind") == kind]
+
+
+def flag_args(args):
+    """['--a=b', '--c'] -> {'--a': 'b', '--c': None}"""
+    out = {}
+    for a in args:
+        name, _, value = a.partition("=")
+        out[name] = value if "=" in a else None
+    return out
+
+
+def port_number(container, port):
+    if isinstance(port, int):
+        return port
+    for p in container.get("ports", []):
+        if p.get("name") == port:
+            return p.get("containerPort")
+    return None
+
+
+def check_deployment(docs, fails):
+    deps = by_kind(docs, "Deployment")
+    if not fails.check(len(deps) == 1, "want exactly one Deployment, found %d" % len(deps)):
+        return None
+    dep = deps[0]
+    meta, spec = dep["metadata"], dep["spec"]
+    fails.check(meta.get("namespace") == NAMESPACE, "Deployment namespace %r" % meta.get("namespace"))
+    fails.check(spec.get("replicas") == 2, "Deployment replicas %r, want 2" % spec.get("replicas"))
+    tmpl = spec["template"]
+    fails.check(all(tmpl["metadata"].get("labels", {}).get(k) == v
+                    for k, v in spec["selector"]["matchLabels"].items()),
+                "Deployment selector does not match its pod labels")
+    pod = tmpl["spec"]
+    psc = pod.get("securityContext", {})
+    fails.check(psc.get("runAsNonRoot") is True, "pod securityContext.runAsNonRoot must be true")
+    fails.check(isinstance(psc.get("runAsUser"), int) and psc["runAsUser"] > 0,
+                "pod securityContext.runAsUser must be a non-zero uid")
+    fails.check(psc.get("seccompProfile", {}).get("type") == "RuntimeDefault",
+                "pod seccompProfile must be RuntimeDefault")
+    fails.check(not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC"),
+                "pod must not use host namespaces")
+    sas = by_kind(docs, "ServiceAccount")
+    fails.check(any(s["metadata"]["name"] == pod.get("serviceAccountName")
+                    and s["metadata"].get("namespace") == NAMESPACE for s in sas),
+                "serviceAccountName %r has no ServiceAccount in %s"
+                % (pod.get("serviceAccountName"), NAMESPACE))
+    containers = pod.get("containers", [])
+    if not fails.check(len(containers) == 1, "want one container, found %d" % len(containers)):
+        return dep
+    c = containers[0]
+    sc = c.get("securityContext", {})
+    fails.check(sc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation must be false")
+    fails.check(sc.get("readOnlyRootFilesystem") is True, "readOnlyRootFilesystem must be true")
+    fails.check(sc.get("privileged") in (None, False), "container must not be privileged")
+    fails.check("ALL" in sc.get("capabilities", {}).get("drop", []), "capabilities must drop ALL")
+    fails.check(not sc.get("capabilities", {}).get("add"), "capabilities must add nothing")
+    fails.check(sc.get("runAsNonRoot", psc.get("runAsNonRoot")) is True, "container runAsNonRoot")
+    fails.check(sc.get("runAsUser", psc.get("runAsUser")) not in (None, 0), "container runAsUser")
+    fails.check(sc.get("seccompProfile", psc.get("seccompProfile", {})).get("type") == "RuntimeDefault",
+                "container seccompProfile must be RuntimeDefault")
+
+    flags = flag_args(c.get("args", []) + c.get("command", [])[1:])
+    for name in flags:
+        fails.check(name in STABLE_FLAGS, "flag %s is not part of the operator's interface" % name)
+    fails.check("--leader-elect" in flags and flags["--leader-elect"] in (None, "true"),
+                "leader election must be on (--leader-elect)")
+    fails.check(flags.get("--health-probe-bind-address") == ":8081",
+                "--health-probe-bind-address=:8081 expected, got %r" % flags.get("--health-probe-bind-address"))
+    fails.check(flags.get("--metrics-bind-address") == ":8080",
+                "--metrics-bind-address=:8080 expected, got %r" % flags.get("--metrics-bind-address"))
+    fails.check(flags.get("--log-format") in (None, "json", "text"), "--log-format must be json or text")
+    ctrl = flags.get("--controllers")
+    if ctrl is not None:
+        fails.check(set(ctrl.split(",")) <= {"agent", "telegraf"}, "--controllers %r" % ctrl)
+
+    env = {e["name"]: e for e in c.get("env", [])}
+    for ref in re.findall(r"\$\(([A-Z_]+)\)", " ".join(c.get("args", []))):
+        fails.check(ref in env, "argument uses $(%s) but the container has no such env" % ref)
+
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        get = c.get(probe, {}).get("httpGet", {})
+        fails.check(get.get("path") == path, "%s path %r, want %s" % (probe, get.get("path"), path))
+        fails.check(port_number(c, get.get("port")) == 8081,
+                    "%s must use the health port 8081" % probe)
+    fails.check(any(p.get("containerPort") == 8080 for p in c.get("ports", [])),
+                "container must expose the metrics port 8080")
+    res = c.get("resources", {})
+    for kind in ("requests", "limits"):
+        for r in ("cpu", "memory"):
+            fails.check(r in res.get(kind, {}), "resources.%s.%s missing" % (kind, r))
+    fails.check(c.get("image", "").startswith("agent-operator"), "image %r" % c.get("image"))
+    return dep
+
+
+def check_service(docs, dep, fails):
+    svcs = by_kind(docs, "Service")
+    if not fails.check(len(svcs) == 1, "want one Service, found %d" % len(svcs)) or dep is None:
+        return
+    svc = svcs[0]
+    fails.check(svc["metadata"].get("namespace") == NAMESPACE, "Service namespace")
+    labels = dep["spec"]["template"]["metadata"].get("labels", {})
+    sel = svc["spec"].get("selector", {})
+    fails.check(sel and all(labels.get(k) == v for k, v in sel.items()),
+                "Service selector %r does not select the operator pods" % sel)
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    ports = svc["spec"].get("ports", [])
+    fails.check(any(port_number(c, p.get("targetPort", p.get("port"))) == 8080 for p in ports),
+                "Service must forward to the metrics port 8080")
+
+
+def rule_grants(rule):
+    for group in rule.get("apiGroups", []):
+        for res in rule.get("resources", []):
+            yield group, res, set(rule.get("verbs", [])), rule.get("resourceNames")
+
+
+def check_rbac(docs, dep, fails):
+    roles = by_kind(docs, "ClusterRole") + by_kind(docs, "Role")
+    granted_cluster, granted_ns = {}, {}
+    lease_names = set()
+    for role in roles:
+        name = "%s %s" % (role["kind"], role["metadata"]["name"])
+        if role["kind"] == "Role":
+            fails.check(role["metadata"].get("namespace") == NAMESPACE,
+                        "%s must live in %s" % (name, NAMESPACE))
+        fails.check("aggregationRule" not in role, "%s: no aggregation" % name)
+        for i, rule in enumerate(role.get("rules", [])):
+            where = "%s rules[%d]" % (name, i)
+            for key in ("apiGroups", "resources", "verbs", "resourceNames"):
+                fails.check("*" not in rule.get(key, []), "%s: wildcard in %s" % (where, key))
+            fails.check(not rule.get("nonResourceURLs"), "%s: nonResourceURLs not needed" % where)
+            bad = set(rule.get("verbs", [])) - ALLOWED_VERBS
+            fails.check(not bad, "%s: verbs %s beyond %s" % (where, sorted(bad), sorted(ALLOWED_VERBS)))
+            for group, res, verbs, names in rule_grants(rule):
+                target = granted_ns if role["kind"] == "Role" else granted_cluster
+                target.setdefault((group, res), set()).update(verbs)
+                if (group, res) == ("coordination.k8s.io", "leases") and names:
+                    lease_names.update(names)
+    for table, granted, scope in ((EXPECTED_CLUSTER, granted_cluster, "ClusterRole"),
+                                  (EXPECTED_NAMESPACED, granted_ns, "Role")):
+        for key in sorted(set(granted) | set(table)):
+            want, have = table.get(key, set()), granted.get(key, set())
+            what = "%s %s/%s" % (scope, key[0] or "core", key[1])
+            fails.check(not (have - want), "%s grants %s beyond what the operator uses (%s)"
+                        % (what, sorted(have - want), sorted(want)))
+            fails.check(not (want - have), "%s lacks %s the operator needs" % (what, sorted(want - have)))
+    secret_verbs = granted_cluster.get(("", "secrets"), set())
+    fails.check(not secret_verbs & {"patch", "deletecollection"}, "Secrets: no patch/deletecollection")
+    if dep is not None:
+        flags = flag_args(dep["spec"]["template"]["spec"]["containers"][0].get("args", []))
+        lease = flags.get("--leader-election-id")
+        fails.check(lease is not None, "Deployment must name its Lease (--leader-election-id)")
+        fails.check(lease_names == {lease}, "lease resourceNames %s must be exactly the "
+                    "--leader-election-id %r" % (sorted(lease_names), lease))
+
+    role_names = {(r["kind"], r["metadata"]["name"]) for r in roles}
+    bindings = by_kind(docs, "ClusterRoleBinding") + by_kind(docs, "RoleBinding")
+    bound = set()
+    for b in bindings:
+        ref = b["roleRef"]
+        name = "%s %s" % (b["kind"], b["metadata"]["name"])
+        fails.check((ref["kind"], ref["name"]) in role_names, "%s: roleRef %s/%s does not exist"
+                    % (name, ref["kind"], ref["name"]))
+        bound.add((ref["kind"], ref["name"]))
+        for s in b.get("subjects", []):
+            fails.check(s.get("kind") == "ServiceAccount" and s.get("name") == "agent-operator"
+                        and s.get("namespace") == NAMESPACE,
+                        "%s: subject %r is not the operator's ServiceAccount" % (name, s))
+    for r in sorted(role_names - bound):
+        fails.add("%s %s is bound to nothing" % r)
+
+
+def cmake_version(src):
+    with open(os.path.join(src, "CMakeLists.txt"), encoding="utf-8") as f:
+        m = re.search(r"project\(agent-operator\s+VERSION\s+([0-9.]+)", f.read())
+    return m.group(1) if m else None
+
+
+def check_manifests(src):
+    fails = Failures()
+    deploy = os.path.join(src, "deploy")
+    # Every YAML file under deploy/ parses.
+    yaml_files = []
+    for root, _, files in os.walk(deploy):
+        for f in sorted(files):
+            if f.endswith((".yaml", ".yml")):
+                path = os.path.join(root, f)
+                yaml_files.append(os.path.relpath(path, deploy))
+                for doc in load_yaml_docs(path, fails):
+                    fails.check(isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc,
+                                "%s: document without apiVersion/kind" % path)
+    docs, kust = local_render(deploy, fails)
+    listed = set(kust.get("resources", [])) if kust else set()
+    for f in yaml_files:
+        if f == "kustomization.yaml" or f.startswith("examples" + os.sep) or os.sep + "kustomization" in f:
+            continue
+        fails.check(f in listed, "deploy/%s is not listed in deploy/kustomization.yaml" % f)
+    seen = set()
+    for d in docs:
+        key = (d.get("kind"), d.get("metadata", {}).get("namespace"), d.get("metadata", {}).get("name"))
+        fails.check(key not in seen, "duplicate object %s %s/%s" % key)
+        seen.add(key)
+        ns = d.get("metadata", {}).get("namespace")
+        fails.check(ns in (None, NAMESPACE), "%s %s in unexpected namespace %r" % (key[0], key[2], ns))
+    kinds = {d.get("kind") for d in docs}
+    for k in ("CustomResourceDefinition", "Namespace", "ServiceAccount", "ClusterRole",
+              "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "Service"):
+        fails.check(k in kinds, "kustomization renders no %s" % k)
+    crds = {d["metadata"]["name"] for d in by_kind(docs, "CustomResourceDefinition")}
+    crd_files = sorted(f for f in os.listdir(os.path.join(deploy, "crds")) if f.endswith(".yaml"))
+    fails.check(len(crds) == len(crd_files) == 8, "kustomization must include all 8 CRDs "
+                "(renders %d, deploy/crds has %d)" % (len(crds), len(crd_files)))
+    fails.check(any(d["metadata"]["name"] == NAMESPACE for d in by_kind(docs, "Namespace")),
+                "Namespace %s not created" % NAMESPACE)
+    dep = check_deployment(docs, fails)
+    check_service(docs, dep, fails)
+    check_rbac(docs, dep, fails)
+    version = cmake_version(src)
+    tags = [str(i.get("newTag")) for i in (kust or {}).get("images", []) if i.get("name") == "agent-operator"]
+    fails.check(tags == [version], "kustomization image tag %s should be the project version %s"
+                % (tags, version))
+    return fails.report("deploy manifests")
+
+
+def check_kustomize(src):
+    kubectl = shutil.which("kubectl") or ("/usr/bin/kubectl" if os.path.exists("/usr/bin/kubectl") else None)
+    if not kubectl:
+        print("SKIP: kubectl not found; install kubectl to check that `kubectl kustomize deploy/` renders")
+        return SKIP
+    fails = Failures()
+    proc = subprocess.run([kubectl, "kustomize", os.path.join(src, "deploy")],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        fails.add("kubectl kustomize deploy/ failed (%d): %s" % (proc.returncode, proc.stderr.strip()))
+        return fails.report("kubectl kustomize")
+    try:
+        rendered = [d for d in yaml.safe_load_all(proc.stdout) if d]
+    except yaml.YAMLError as e:
+        fails.add("rendered output is not YAML: %s" % e)
+        return fails.report("kubectl kustomize")
+    local, _ = local_render(os.path.join(src, "deploy"), fails)
+
+    def key(d):
+        return (d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"])
+    fails.check(sorted(map(key, rendered)) == sorted(map(key, local)),
+                "kustomize renders %s, the files list %s" % (sorted(map(key, rendered)), sorted(map(key, local))))
+    # The same checks on what kustomize produced, not only on the source files.
+    dep = check_deployment(rendered, fails)
+    check_service(rendered, dep, fails)
+    check_rbac(rendered, dep, fails)
+    print("kubectl kustomize deploy/: %d objects" % len(rendered))
+    return fails.report("kubectl kustomize")
+
+
+# --- Dockerfile -------------------------------------------------------------------------
+
+def setup_packages(src):
+    with open(os.path.join(src, "tools", "setup.sh"), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"^packages=\((.*?)^\)", text, re.S | re.M)
+    if not m:
+        return None
+    body = "\n".join(line.split("#")[0] for line in m.group(1).splitlines())
+    return set(shlex.split(body))
+
+
+def dockerfile_stages(src):
+    """[(from-line, [RUN/COPY/... lines joined])] with continuation lines merged."""
+    with open(os.path.join(src, "deploy", "Dockerfile"), encoding="utf-8") as f:
+        raw = f.read()
+    lines, cur = [], ""
+    for line in raw.splitlines():
+        if line.lstrip().startswith("#") and not cur:
+            continue
+        if line.rstrip().endswith("\\"):
+            cur += line.rstrip()[:-1] + " "
+            continue
+        cur += line
+        if cur.strip():
+            lines.append(cur.strip())
+        cur = ""
+    args, stages = {}, []
+    for line in lines:
+        word = line.split(None, 1)[0].upper()
+        rest = line.split(None, 1)[1] if " " in line else ""
+        if word == "ARG" and not stages and "=" in rest:
+            k, v = rest.split("=", 1)
+            args[k.strip()] = v.strip()
+        elif word == "FROM":
+            image = rest.split()[0]
+            image = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), m.group(0)), image)
+            stages.append({"image": image, "from": rest, "lines": []})
+        elif stages:
+            stages[-1]["lines"].append(line)
+    return stages
+
+
+def apt_packages(stage):
+    pkgs = set()
+    for line in stage["lines"]:
+        if line.upper().startswith("RUN") and "apt-get install" in line:
+            seg = line.split("apt-get install", 1)[1].split("&&")[0]
+            pkgs.update(w for w in seg.split() if not w.startswith("-"))
+    return pkgs
+
+
+# Packages of the Debian base image that every binary may use without installing them.
+BASE_PACKAGES = {"libc6", "libstdc++6", "libgcc-s1"}
+# Sanitizer runtimes appear only in the asan preset, never in the release image.
+SANITIZER_PACKAGES = {"libasan8", "libubsan1", "liblsan0", "libtsan2"}
+
+
+def check_dockerfile(src, binary):
+    fails = Failures()
+    stages = dockerfile_stages(src)
+    if not fails.check(len(stages) >= 2, "Dockerfile must be multi-stage"):
+        return fails.report("Dockerfile")
+    build, final = stages[0], stages[-1]
+    for s in stages:
+        fails.check(s["image"] == "debian:bookworm-slim", "stage base %r, want debian:bookworm-slim" % s["image"])
+    setup = setup_packages(src)
+    if fails.check(setup is not None, "cannot find packages=( ... ) in tools/setup.sh"):
+        build_pkgs = apt_packages(build)
+        for p in sorted(build_pkgs - setup):
+            fails.add("Dockerfile build stage installs %s, which tools/setup.sh does not" % p)
+        needed = {p for p in setup if p.endswith("-dev") or p in ("g++", "cmake", "ninja-build", "pkg-config")}
+        for p in sorted(needed - build_pkgs):
+            fails.add("tools/setup.sh installs build dependency %s; the Dockerfile build stage does not" % p)
+    build_text = "\n".join(build["lines"])
+    fails.check("cmake --preset release" in build_text, "build stage must configure with the release preset")
+    fails.check("--preset release" in build_text.split("cmake --build", 1)[-1],
+                "build stage must build with the release preset")
+    with open(os.path.join(src, "CMakePresets.json"), encoding="utf-8") as f:
+        presets = f.read()
+    fails.check('"${sourceDir}/build/release"' in presets, "release preset no longer builds in build/release")
+    copies = [l for l in final["lines"] if l.upper().startswith("COPY")]
+    fails.check(len(copies) == 1 and "--from=build" in copies[0]
+                and "build/release/bin/agent-operator" in copies[0],
+                "final stage must copy only build/release/bin/agent-operator, got %s" % copies)
+    users = [l for l in final["lines"] if l.upper().startswith("USER")]
+    fails.check(users and re.fullmatch(r"USER\s+[1-9][0-9]*(:[1-9][0-9]*)?", users[-1]) is not None,
+                "final stage must switch to a numeric non-root USER, got %s" % users)
+    entry = [l for l in final["lines"] if l.upper().startswith("ENTRYPOINT")]
+    fails.check(entry and entry[-1].split(None, 1)[1].startswith("["),
+                "ENTRYPOINT must be exec form (no shell at run time)")
+    runtime = apt_packages(final)
+    for p in ("libboost-json1.81.0", "libboost-url1.81.0", "libssl3", "libyaml-cpp0.7", "zlib1g"):
+        fails.check(p in runtime, "runtime stage lacks %s" % p)
+    fails.check(not {p for p in runtime if p.endswith("-dev")}, "runtime stage installs -dev packages")
+
+    # The libraries the binary really links against must come from the runtime stage.
+    if binary:
+        if not fails.check(os.path.isfile(binary), "%s not built; build target agent-operator" % binary):
+            return fails.report("Dockerfile")
+        for tool in ("ldd", "dpkg"):
+            fails.check(shutil.which(tool), "%s not found (Debian: libc-bin / dpkg)" % tool)
+        if fails.items:
+            return fails.report("Dockerfile")
+        out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+        libs = re.findall(r"=>\s+(/\S+)", out)
+        for lib in libs:
+            real = os.path.realpath(lib)
+            owner = None
+            for candidate in (lib, real, "/usr" + lib if not lib.startswith("/usr") else lib[4:]):
+                q = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True)
+                if q.returncode == 0:
+                    owner = q.stdout.split(":", 1)[0]
+                    break
+            if not fails.check(owner, "%s (linked by agent-operator) belongs to no Debian package" % lib):
+                continue
+            if owner in BASE_PACKAGES or owner in SANITIZER_PACKAGES:
+                continue
+            fails.check(owner in runtime, "agent-operator links %s from package %s, which the "
+                        "Dockerfile runtime stage does not install" % (lib, owner))
+        print("agent-operator links %d shared libraries" % len(libs))
+    return fails.report("Dockerfile")
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    src, what = os.path.abspath(argv[0]), argv[1]
+    if what == "manifests":
+        return check_manifests(src)
+    if what == "kustomize":
+        return check_kustomize(src)
+    if what == "dockerfile":
+        return check_dockerfile(src, argv[2] if len(argv) > 2 else None)
+    print("unknown check %r" % what)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
