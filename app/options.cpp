@@ -1,0 +1,160 @@
+#include "app/options.hpp"
+
+#include <algorithm>
+
+#include "k8s/label_selector.hpp"
+
+namespace aop::app {
+
+void register_flags(FlagSet& f, Options& o) {
+  f.group("Cluster access");
+  f.add_string("kubeconfig", &o.kubeconfig,
+               "Path to a kubeconfig file; empty uses KUBECONFIG, ~/.kube/config, then the "
+               "in-cluster service account");
+  f.add_string("context", &o.context, "kubeconfig context to use; empty uses current-context");
+  f.add_double("kube-api-qps", &o.kube_api_qps,
+               "Client-side rate limit for API requests per second", 0.1);
+  f.add_int("kube-api-burst", &o.kube_api_burst, "Burst of the client-side API rate limit", 1,
+            100000);
+
+  f.group("Controllers");
+  f.add_list("controllers", &o.controllers,
+             "Controllers to run, comma-separated: agent (Grafana Agent), telegraf");
+  f.add_list("namespaces", &o.namespaces,
+             "Namespaces to watch, comma-separated; empty watches all namespaces");
+  f.add_int("workers", &o.workers, "Concurrent reconciles per controller", 1, 1024);
+  f.add_duration("resync-period", &o.resync_period,
+                 "Full resync of every root (with 10% jitter); 0 disables");
+  f.add_duration("shutdown-timeout", &o.shutdown_timeout,
+                 "How long graceful shutdown waits for in-flight reconciles");
+
+  f.group("Leader election");
+  f.add_bool("leader-elect", &o.leader_elect,
+             "Elect a leader through a coordination.k8s.io Lease; only the leader writes");
+  f.add_string("leader-election-id", &o.leader_election_id, "Name of the Lease");
+  f.add_string("leader-election-namespace", &o.leader_election_namespace,
+               "Namespace of the Lease; empty uses the pod's namespace, else \"default\"");
+  f.add_duration("leader-election-lease-duration", &o.leader_election_lease_duration,
+                 "How long a standby waits after the last observed renewal before taking over");
+  f.add_duration("leader-election-renew-deadline", &o.leader_election_renew_deadline,
+                 "How long the leader keeps trying to renew before stepping down");
+  f.add_duration("leader-election-retry-period", &o.leader_election_retry_period,
+                 "Interval between acquire and renew attempts");
+
+  f.group("Serving and logging");
+  f.add_string("health-probe-bind-address", &o.health_probe_bind_address,
+               "Address of /healthz and /readyz; empty disables");
+  f.add_string("metrics-bind-address", &o.metrics_bind_address,
+               "Address of /metrics (Prometheus text format); empty disables");
+  f.add_choice("log-level", &o.log_level, {"debug", "info", "warn", "error"}, "Log level");
+  f.add_choice("log-format", &o.log_format, {"text", "json"}, "Log format: logfmt text or JSON");
+
+  f.group("Work queue");
+  f.add_duration("queue-backoff-base", &o.queue_backoff_base,
+                 "First retry delay of a failing key (doubles per failure)");
+  f.add_duration("queue-backoff-max", &o.queue_backoff_max, "Cap of the per-key retry delay");
+  f.add_double("queue-qps", &o.queue_qps, "Overall rate of retries per second", 0.001);
+  f.add_int("queue-burst", &o.queue_burst, "Burst of the overall retry rate", 1, 1000000);
+  f.add_choice("queue-shutdown", &o.queue_shutdown, {"drain", "abandon"},
+               "On shutdown, finish queued keys or drop them");
+
+  f.group("Grafana Agent controller");
+  f.add_string("agent-selector", &o.agent_selector,
+               "Label selector (string form) of the GrafanaAgents to manage; empty manages all");
+  f.add_list("agent-labels", &o.agent_labels,
+             "k=v pairs merged into the labels of generated objects (these win)");
+  f.add_string("kubelet-service", &o.kubelet_service,
+               "namespace/name of a kubelet Service and Endpoints to maintain from Nodes; "
+               "empty disables");
+  f.add_choice("agent-compat", &o.agent_compat, {"upstream", "fixed"},
+               "Generated output: upstream-compatible, or with upstream's output bugs fixed");
+
+  f.group("telegraf controller");
+  f.add_string("telegraf-annotation", &o.telegraf_annotation,
+               "Annotation holding the Prometheus endpoints on Namespaces and Applications");
+  f.add_list("telegraf-application-namespaces", &o.telegraf_application_namespaces,
+             "Namespaces watched for ArgoCD Applications; \"*\" watches all");
+  f.add_string("telegraf-cluster-name", &o.telegraf_cluster_name,
+               "Value of the cluster global tag");
+  f.add_string("telegraf-influxdb-url", &o.telegraf_influxdb_url, "InfluxDB v2 URL");
+  f.add_string("telegraf-influxdb-org", &o.telegraf_influxdb_org, "InfluxDB v2 organization");
+  f.add_string("telegraf-token-secret", &o.telegraf_token_secret,
+               "namespace/name:key of the InfluxDB token Secret to copy; empty copies none");
+  f.add_string("telegraf-image", &o.telegraf_image, "telegraf container image");
+  f.add_duration("telegraf-interval", &o.telegraf_interval, "telegraf agent interval");
+  f.add_duration("telegraf-flush-interval", &o.telegraf_flush_interval,
+                 "telegraf agent flush_interval");
+  f.add_duration("telegraf-collection-jitter", &o.telegraf_collection_jitter,
+                 "telegraf agent collection_jitter");
+  f.add_int("telegraf-metric-batch-size", &o.telegraf_metric_batch_size,
+            "telegraf agent metric_batch_size", 1, 100000000);
+  f.add_int("telegraf-metric-buffer-limit", &o.telegraf_metric_buffer_limit,
+            "telegraf agent metric_buffer_limit", 1, 1000000000);
+  f.add_string("telegraf-cpu-request", &o.telegraf_cpu_request, "telegraf container CPU request");
+  f.add_string("telegraf-memory-request", &o.telegraf_memory_request,
+               "telegraf container memory request");
+  f.add_string("telegraf-cpu-limit", &o.telegraf_cpu_limit, "telegraf container CPU limit");
+  f.add_string("telegraf-memory-limit", &o.telegraf_memory_limit,
+               "telegraf container memory limit");
+}
+
+Result<void> validate(const Options& o) {
+  for (const auto& c : o.controllers) {
+    if (c != "agent" && c != "telegraf") {
+      return make_error("--controllers: unknown controller \"" + c +
+                        "\" (expected agent, telegraf)");
+    }
+  }
+  for (const auto& kv : o.agent_labels) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return make_error("--agent-labels: \"" + kv + "\" is not of the form key=value");
+    }
+    const std::string key = kv.substr(0, eq);
+    if (key == "app.kubernetes.io/managed-by") {
+      return make_error(
+          "--agent-labels: app.kubernetes.io/managed-by is set by the operator and "
+          "cannot be overridden");
+    }
+    if (auto e = k8s::validate_label_key(key); !e.empty())
+      return make_error("--agent-labels: " + e);
+    if (auto e = k8s::validate_label_value(kv.substr(eq + 1)); !e.empty()) {
+      return make_error("--agent-labels: " + e);
+    }
+  }
+  if (!o.agent_selector.empty()) {
+    if (auto s = k8s::parse_label_selector_string(o.agent_selector); !s) {
+      return make_error("--agent-selector: " + s.error().message);
+    }
+  }
+  if (!o.kubelet_service.empty()) {
+    const auto slash = o.kubelet_service.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == o.kubelet_service.size() ||
+        o.kubelet_service.find('/', slash + 1) != std::string::npos) {
+      return make_error("--kubelet-service: expected namespace/name, got \"" + o.kubelet_service +
+                        "\"");
+    }
+  }
+  if (!o.telegraf_token_secret.empty()) {
+    const auto slash = o.telegraf_token_secret.find('/');
+    const auto colon = o.telegraf_token_secret.find(':');
+    if (slash == std::string::npos || colon == std::string::npos || colon < slash || slash == 0 ||
+        colon == slash + 1 || colon + 1 == o.telegraf_token_secret.size()) {
+      return make_error("--telegraf-token-secret: expected namespace/name:key, got \"" +
+                        o.telegraf_token_secret + "\"");
+    }
+  }
+  if (o.leader_election_renew_deadline >= o.leader_election_lease_duration) {
+    return make_error(
+        "--leader-election-renew-deadline must be shorter than "
+        "--leader-election-lease-duration");
+  }
+  if (o.leader_election_retry_period >= o.leader_election_renew_deadline) {
+    return make_error(
+        "--leader-election-retry-period must be shorter than "
+        "--leader-election-renew-deadline");
+  }
+  return {};
+}
+
+}  // namespace aop::app

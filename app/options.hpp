@@ -1,0 +1,80 @@
+// Every knob of agent-operator, with its flag, environment variable and default.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/flags.hpp"
+
+namespace aop::app {
+
+struct Options {
+  // Cluster access
+  std::string kubeconfig;  // "" = KUBECONFIG, ~/.kube/config, then in-cluster
+  std::string context;
+  double kube_api_qps = 50;
+  std::int64_t kube_api_burst = 100;
+
+  // Scope and controllers
+  std::vector<std::string> namespaces;  // empty = all namespaces
+  std::vector<std::string> controllers{"agent", "telegraf"};
+  std::int64_t workers = 4;
+  std::chrono::nanoseconds resync_period = std::chrono::minutes(10);
+  std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds(30);
+
+  // Leader election
+  bool leader_elect = false;
+  std::string leader_election_id = "agent-operator";
+  std::string leader_election_namespace;  // "" = in-cluster namespace, else "default"
+  std::chrono::nanoseconds leader_election_lease_duration = std::chrono::seconds(15);
+  std::chrono::nanoseconds leader_election_renew_deadline = std::chrono::seconds(10);
+  std::chrono::nanoseconds leader_election_retry_period = std::chrono::seconds(2);
+
+  // Serving and logs
+  std::string health_probe_bind_address = ":8081";
+  std::string metrics_bind_address = ":8080";
+  std::string log_level = "info";
+  std::string log_format = "text";
+
+  // Work queue
+  std::chrono::nanoseconds queue_backoff_base = std::chrono::milliseconds(5);
+  std::chrono::nanoseconds queue_backoff_max = std::chrono::seconds(1000);
+  double queue_qps = 10;
+  std::int64_t queue_burst = 100;
+  std::string queue_shutdown = "drain";
+
+  // Grafana Agent controller
+  std::string agent_selector;             // label selector string for GrafanaAgents
+  std::vector<std::string> agent_labels;  // k=v pairs merged into generated labels
+  std::string kubelet_service;            // namespace/name; "" = off
+  std::string agent_compat = "upstream";  // upstream | fixed (output-changing fixes)
+
+  // telegraf controller
+  std::string telegraf_annotation = "telegraf.influxdata.com/rubin-telegraf-operator";
+  std::vector<std::string> telegraf_application_namespaces{"argocd"};
+  std::string telegraf_cluster_name = "kubernetes";
+  std::string telegraf_influxdb_url = "http://influxdb.influxdb.svc:8086";
+  std::string telegraf_influxdb_org = "default";
+  std::string telegraf_token_secret;  // namespace/name:key; "" = none
+  std::string telegraf_image = "docker.io/library/telegraf:1.32";
+  std::chrono::nanoseconds telegraf_interval = std::chrono::seconds(120);
+  std::chrono::nanoseconds telegraf_flush_interval = std::chrono::seconds(120);
+  std::chrono::nanoseconds telegraf_collection_jitter = std::chrono::seconds(10);
+  std::int64_t telegraf_metric_batch_size = 10000;
+  std::int64_t telegraf_metric_buffer_limit = 100000;
+  std::string telegraf_cpu_request = "50m";
+  std::string telegraf_memory_request = "64Mi";
+  std::string telegraf_cpu_limit = "500m";
+  std::string telegraf_memory_limit = "256Mi";
+};
+
+// Registers every field of `o` with `flags` (defaults are the current values).
+void register_flags(FlagSet& flags, Options& o);
+
+// Cross-field validation after parsing (e.g. --controllers names, --labels syntax,
+// --kubelet-service shape). Errors name the flag and what is expected.
+Result<void> validate(const Options& o);
+
+}  // namespace aop::app
