@@ -1,0 +1,61 @@
+// The read-only views of the cluster that hierarchy discovery and asset resolution read.
+//
+// Two implementations exist: the live informer caches (runtime layer) and the in-memory
+// MemoryCluster (memory_cluster.hpp) used by `agent-operator render` and by tests. Both
+// are synchronous and must not block on the network: discovery is a pure function of
+// what the view returns.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+
+#include "k8s/label_selector.hpp"
+#include "net/result.hpp"
+#include "reconcile/agent/kinds.hpp"
+#include "reconcile/agent/types.hpp"
+
+namespace aop::agent {
+
+class ClusterView {
+ public:
+  virtual ~ClusterView() = default;
+
+  // Calls `visit` with every object of `kind` in namespace `ns` (all namespaces when
+  // `ns` is empty). `selector` is a hint: an implementation may skip objects whose
+  // labels do not match it (e.g. through an index), but discovery re-checks every object
+  // it is given. The order of visits does not matter. An error aborts discovery.
+  virtual Result<void> list(Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
+                            const std::function<void(const boost::json::object&)>& visit) const = 0;
+
+  // The labels of Namespace `ns`. An error (including "no such namespace" where the view
+  // knows all namespaces) aborts discovery, as upstream's failed Namespace GET does.
+  virtual Result<Labels> namespace_labels(std::string_view ns) const = 0;
+};
+
+// The data of a referenced Secret or ConfigMap, decoded (Secret `data` is raw bytes, not
+// base64).
+struct SecretData {
+  std::map<std::string, std::string> data;
+};
+struct ConfigMapData {
+  std::map<std::string, std::string> data;
+  std::map<std::string, std::string> binary_data;  // decoded bytes
+};
+
+// Lookup of referenced Secrets and ConfigMaps by namespace/name. nullopt: the object
+// does not exist (not an error: spec 2.6). An error: the lookup itself failed.
+class AssetSource {
+ public:
+  virtual ~AssetSource() = default;
+  virtual Result<std::optional<SecretData>> secret(std::string_view ns,
+                                                   std::string_view name) const = 0;
+  virtual Result<std::optional<ConfigMapData>> config_map(std::string_view ns,
+                                                          std::string_view name) const = 0;
+};
+
+}  // namespace aop::agent

@@ -1,0 +1,127 @@
+// Internal building blocks shared by the three configuration renderers (spec 4.0, 4.3,
+// 4.4, 4.8): optional-field rules, secret helpers, TLS/relabel/SD/remote_write blocks.
+// Not part of the library's interface.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "reconcile/agent/config.hpp"
+
+namespace aop::agent::detail {
+
+using boost::json::array;
+using boost::json::object;
+using boost::json::value;
+
+inline constexpr std::string_view kSecretsDir = "/var/lib/grafana-agent/secrets/";
+inline constexpr std::string_view kDataDir = "/var/lib/grafana-agent/data";
+
+// ---- optional-field rules (spec 0) ----------------------------------------------------
+inline void set_ne(object& o, std::string_view key, const std::string& s) {
+  if (!s.empty()) o[key] = s;
+}
+inline void set_nz(object& o, std::string_view key, double n) {
+  if (n != 0) o[key] = n;
+}
+inline void set_true(object& o, std::string_view key, bool b) {
+  if (b) o[key] = true;
+}
+inline void set_ne_list(object& o, std::string_view key, array a) {
+  if (!a.empty()) o[key] = std::move(a);
+}
+inline void set_ne_map(object& o, std::string_view key, object m) {
+  if (!m.empty()) o[key] = std::move(m);
+}
+array string_array(const std::vector<std::string>& v);
+object string_object(const StringMap& m);
+
+// Render state: the asset store, options, and the first fatal error.
+class RenderContext {
+ public:
+  RenderContext(const Hierarchy& h, const AssetStore& assets, const Options& options,
+                std::vector<Problem>* problems)
+      : h_(h), assets_(assets), options_(options), problems_(problems) {}
+
+  const Hierarchy& hierarchy() const { return h_; }
+  const GrafanaAgent& agent() const { return h_.agent; }
+  const Options& options() const { return options_; }
+  bool fixed() const { return options_.compat == Compat::fixed; }
+
+  // secretValue (4.0): the stored value; a missing one records `key not provided: <key>`
+  // and yields null.
+  value secret_value(std::string_view ns, const SecretKeySelector& sel);
+  value secret_value(std::string_view ns, const std::optional<SecretKeySelector>& sel) {
+    return sel ? secret_value(ns, *sel) : value(nullptr);
+  }
+  value config_map_value(std::string_view ns, const ConfigMapKeySelector& sel);
+  // secretPath (4.0): never checks existence.
+  static std::string secret_path(std::string_view ns, const SecretKeySelector& sel);
+  static value secret_path(std::string_view ns, const std::optional<SecretKeySelector>& sel);
+  static value secret_path(std::string_view ns, const SecretOrConfigMap& s);
+
+  void fail(std::string message) {
+    if (!error_) error_ = std::move(message);
+  }
+  bool failed() const { return error_.has_value(); }
+  const std::optional<std::string>& error() const { return error_; }
+
+  void problem(Kind kind, const ObjectMeta& m, std::string field, std::string message) {
+    if (problems_ != nullptr) {
+      problems_->push_back(
+          Problem{kind, {m.ns, m.name}, std::move(field), std::move(message), Severity::error});
+    }
+  }
+
+ private:
+  const Hierarchy& h_;
+  const AssetStore& assets_;
+  const Options& options_;
+  std::vector<Problem>* problems_;
+  std::optional<std::string> error_;
+};
+
+// ---- shared blocks (4.3, 4.4) ---------------------------------------------------------
+object tls_safe(RenderContext& ctx, std::string_view ns, const SafeTLSConfig& t);
+object tls_full(RenderContext& ctx, std::string_view ns, const TLSConfig& t);
+object relabel(const RelabelConfig& r);
+array relabels(const std::vector<RelabelConfig>& list);
+// kubernetes_sd_configs entry with the agent's apiServer connection block.
+object sd_config(RenderContext& ctx, std::string_view role, const std::vector<std::string>& names);
+// namespaces() of 4.0.
+std::vector<std::string> sd_namespaces(const NamespaceSelector& sel, const std::string& own_ns,
+                                       bool ignore);
+object oauth2_block(RenderContext& ctx, std::string_view ns, const OAuth2& o);
+object remote_write(RenderContext& ctx, std::string_view ns, const RemoteWriteSpec& rw);
+// External labels (4.2): `name_override` nil → `cluster`, "" → none; then `extra`;
+// then the replica label when `replica_name` is given (nil → `__replica__`, "" → none).
+object external_labels(const GrafanaAgent& agent, const std::optional<std::string>& name_override,
+                       const StringMap& extra, const std::optional<std::string>* replica_name);
+object server_block(const GrafanaAgent& agent);
+// Additional scrape configs (4.8) appended to `out`; errors recorded in ctx.
+void append_additional_scrape_configs(RenderContext& ctx, std::string_view ns,
+                                      const std::optional<SecretKeySelector>& sel,
+                                      const std::string& owner, array& out);
+
+// Label-selector relabel rules (4.5 steps 2–3) with the given label prefixes. Returns
+// false (and adds nothing) when an In/NotIn expression has no values.
+bool selector_rules(const LabelSelectorSpec& sel, std::string_view label_prefix,
+                    std::string_view present_prefix, array& out);
+// The field path of the first In/NotIn expression without values, if any.
+std::optional<std::string> selector_problem(const LabelSelectorSpec& sel);
+
+// Metrics/logs sections used by more than one file.
+object metrics_instance_config(RenderContext& ctx, const MetricsEntry& entry, bool with_monitors);
+object metrics_global(RenderContext& ctx, bool with_replica);
+object logs_instance_config(RenderContext& ctx, const LogsEntry& entry, bool with_pod_logs);
+
+// Wraps a tree builder: runs it, converts the recorded error into a Result.
+Result<value> finish(RenderContext& ctx, value tree);
+
+}  // namespace aop::agent::detail
