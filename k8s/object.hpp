@@ -54,6 +54,11 @@ class Object {
   // the value is not an object.
   static std::shared_ptr<const Object> from_json(const boost::json::value& v,
                                                  const Transform& transform = {});
+  // As above, and sets apiVersion and kind from `kind` when the value lacks them (the
+  // items of a LIST response carry neither).
+  static std::shared_ptr<const Object> from_json(const boost::json::value& v,
+                                                 const Transform& transform,
+                                                 const GroupVersionKind& kind);
 
   std::string_view api_version() const;
   std::string_view kind() const;
@@ -79,6 +84,8 @@ class Object {
 
   // Bytes held by this object (encoding + bookkeeping), for memory accounting.
   std::size_t memory_bytes() const;
+  // Bytes of the binary encoding alone.
+  std::size_t encoded_bytes() const;
 
   // Implementation detail, public for make_shared.
   struct Private;
@@ -92,5 +99,9 @@ class Object {
 };
 
 using ObjectPtr = std::shared_ptr<const Object>;
+
+// Keys in the process-wide interned-key table (for tests and metrics: it must stay
+// bounded whatever keys users put in labels, annotations and data).
+std::size_t interned_key_count();
 
 }  // namespace aop::k8s

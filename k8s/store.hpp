@@ -11,6 +11,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -34,12 +37,20 @@ struct StoreChange {
 class Store {
  public:
   Store();
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
   // Adds an index; call before the store is filled. The "namespace" index exists always.
+  // Index functions must be pure (they are re-run on the old object to unindex it).
   void add_index(std::string name, IndexFunc fn);
 
   ObjectPtr get(const ObjectKey& key) const;
+  ObjectPtr get(std::string_view ns, std::string_view name) const;
   std::vector<ObjectPtr> list() const;
   std::vector<ObjectPtr> list_namespace(std::string_view ns) const;
+  // Objects indexed under `value`; for "namespace" the same as list_namespace(value).
+  // Empty for an unknown index.
   std::vector<ObjectPtr> by_index(std::string_view index, std::string_view value) const;
   std::size_t size() const;
 
@@ -48,19 +59,37 @@ class Store {
   std::optional<StoreChange> upsert(ObjectPtr obj);
   std::optional<StoreChange> remove(const ObjectKey& key);
   // Replaces everything; returns added/updated/deleted changes relative to before.
+  // The new contents and indexes are built without blocking readers and swapped in at
+  // once: a reader sees either the old or the new contents, never a mix.
   std::vector<StoreChange> replace(std::vector<ObjectPtr> objects);
 
- private:
-  void index_add(const ObjectPtr& obj);
-  void index_remove(const ObjectPtr& obj);
+  // Orders objects by (namespace, name); lookups by a key without an object.
+  struct KeyLess {
+    using is_transparent = void;
+    bool operator()(const ObjectPtr& a, const ObjectPtr& b) const;
+    bool operator()(const ObjectPtr& a, const ObjectKey& b) const;
+    bool operator()(const ObjectKey& a, const ObjectPtr& b) const;
+  };
+  // Ordered by key. Keyed by the object's own namespace and name, so an entry costs one
+  // tree node (the namespace index is a range of it, at no extra cost).
+  using ObjectSet = std::set<ObjectPtr, KeyLess>;
 
-  mutable std::shared_mutex mutex_;  // owns everything below
-  std::map<ObjectKey, ObjectPtr> objects_;
+ private:
   struct Index {
     IndexFunc fn;
-    std::unordered_map<std::string, std::map<ObjectKey, ObjectPtr>> entries;
+    std::unordered_map<std::string, ObjectSet> entries;
   };
-  std::map<std::string, Index, std::less<>> indexes_;
+  using Indexes = std::map<std::string, Index, std::less<>>;
+
+  static void index_add(Indexes& indexes, const ObjectPtr& obj);
+  static void index_remove(Indexes& indexes, const ObjectPtr& obj);
+
+  // Serialises writers (upsert/remove/replace/add_index). A writer holding it may read
+  // objects_ and indexes_ without mutex_, since only writers modify them.
+  std::mutex writer_mutex_;
+  mutable std::shared_mutex mutex_;  // owns objects_ and indexes_ (readers: shared)
+  ObjectSet objects_;
+  Indexes indexes_;
 };
 
 }  // namespace aop::k8s

@@ -1,0 +1,706 @@
+// The compact encoding of cached objects.
+//
+// One contiguous buffer per object, written once and never modified:
+//
+//   value   := tag payload
+//   tag     0x00 null | 0x01 false | 0x02 true
+//           0x03 int64   (zigzag varint)     0x04 uint64 (varint; only above INT64_MAX)
+//           0x05 double  (8 bytes, native)   0x06 string (varint length, bytes)
+//           0x07 object  (varint L, varint count, count x (key value))
+//           0x08 array   (varint L, varint count, count x value)
+//           0x40..0x7f   small integer 0..63, no payload
+//           0x80..0xff   string of length 0..127, bytes follow
+//   key     := varint k; k odd: interned key number k >> 1 in the process-wide key
+//              table; k even: an inline key of k >> 1 bytes that follow
+//
+// L is the byte length of everything after it (count and entries), so a lookup skips
+// a whole subtree in O(1). Strings dominate Kubernetes objects, so short strings and
+// small integers carry their size in the tag. Object keys are mostly the same few
+// hundred field names in every object, so they are interned: one or two bytes instead
+// of the key text. Keys a user controls (label, annotation and data keys) would grow
+// the table without bound, so they are stored inline, as are keys that do not look
+// like field names; the table is capped too (kKeyCapacity) and later keys go inline.
+//
+// The metadata fields every consumer reads (namespace, name, uid, resourceVersion,
+// generation, labels...) are located once after encoding and kept as offsets.
+#include "k8s/object.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include <boost/json.hpp>
+
+namespace aop::k8s {
+namespace json = boost::json;
+
+namespace {
+
+// --- constants -------------------------------------------------------------------
+
+// The table of interned keys holds at most this many keys. Kubernetes kinds use a few
+// hundred distinct field names each; 8192 covers every kind an operator watches with
+// room to spare, and bounds the table at well under a megabyte whatever the input.
+constexpr std::uint32_t kKeyCapacity = 8192;
+// Open-addressing slots (twice the capacity: probes stay short).
+constexpr std::uint32_t kKeySlots = 2 * kKeyCapacity;
+// Longer keys are not field names; storing them inline costs no more than their text.
+constexpr std::size_t kMaxInternedKeyLength = 40;
+// Thread-local encoding scratch buffers larger than this are released after use, so
+// one huge object does not pin its size per thread.
+constexpr std::size_t kScratchKeepBytes = 1u << 20;
+
+constexpr std::string_view kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
+enum Tag : std::uint8_t {
+  kNull = 0x00,
+  kFalse = 0x01,
+  kTrue = 0x02,
+  kInt = 0x03,
+  kUint = 0x04,
+  kDouble = 0x05,
+  kString = 0x06,
+  kObject = 0x07,
+  kArray = 0x08,
+  kSmallInt = 0x40,     // 0x40 | value, value in 0..63
+  kShortString = 0x80,  // 0x80 | length, length in 0..127
+};
+
+// --- the process-wide key table --------------------------------------------------
+
+// Append-only. Lookups are lock-free (a probe of atomic slots); insertions take the
+// mutex. A key's text is written before its slot is published with a release store,
+// and every reader of an id got it from an encoding that happened after that
+// publication, so readers of key(id) need no synchronisation of their own.
+class KeyTable {
+ public:
+  static KeyTable& instance() {
+    static KeyTable* table = new KeyTable;  // never destroyed: objects may outlive main
+    return *table;
+  }
+
+  // The key's number, adding it if there is room; -1 when the table is full.
+  std::int32_t find_or_add(std::string_view key) {
+    const std::size_t h = std::hash<std::string_view>{}(key);
+    if (const auto id = probe(key, h); id >= 0) return id;
+    const std::lock_guard lock(mutex_);
+    for (std::size_t i = h & (kKeySlots - 1);; i = (i + 1) & (kKeySlots - 1)) {
+      const std::uint32_t slot = slots_[i].load(std::memory_order_relaxed);
+      if (slot == 0) {
+        const std::uint32_t id = count_;
+        if (id >= kKeyCapacity) return -1;
+        keys_[id] = store(key);
+        ++count_;
+        slots_[i].store(id + 1, std::memory_order_release);
+        return static_cast<std::int32_t>(id);
+      }
+      if (keys_[slot - 1] == key) return static_cast<std::int32_t>(slot - 1);
+    }
+  }
+
+  std::string_view key(std::uint32_t id) const { return keys_[id]; }
+
+  std::uint32_t size() const {
+    const std::lock_guard lock(mutex_);
+    return count_;
+  }
+
+ private:
+  KeyTable() = default;
+
+  std::int32_t probe(std::string_view key, std::size_t h) const {
+    for (std::size_t i = h & (kKeySlots - 1);; i = (i + 1) & (kKeySlots - 1)) {
+      const std::uint32_t slot = slots_[i].load(std::memory_order_acquire);
+      if (slot == 0) return -1;
+      if (keys_[slot - 1] == key) return static_cast<std::int32_t>(slot - 1);
+    }
+  }
+
+  std::string_view store(std::string_view key) {
+    constexpr std::size_t kChunk = 64 * 1024;
+    if (chunk_used_ + key.size() > chunk_size_) {
+      chunks_.push_back(std::make_unique<char[]>(kChunk));
+      chunk_used_ = 0;
+      chunk_size_ = kChunk;
+    }
+    char* dst = chunks_.back().get() + chunk_used_;
+    std::memcpy(dst, key.data(), key.size());
+    chunk_used_ += key.size();
+    return {dst, key.size()};
+  }
+
+  std::array<std::atomic<std::uint32_t>, kKeySlots> slots_{};  // 0 = empty, else id + 1
+  std::array<std::string_view, kKeyCapacity> keys_{};
+  mutable std::mutex mutex_;  // owns count_, chunks_ and writes to slots_/keys_
+  std::uint32_t count_ = 0;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  std::size_t chunk_used_ = 0;
+  std::size_t chunk_size_ = 0;
+};
+
+bool looks_like_field_name(std::string_view key) {
+  if (key.empty() || key.size() > kMaxInternedKeyLength) return false;
+  for (const char c : key) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '$';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Fields whose values are maps with user-chosen keys: their keys are never interned.
+bool is_user_map_field(std::string_view key) {
+  return key == "labels" || key == "annotations" || key == "data" || key == "binaryData" ||
+         key == "stringData" || key == "matchLabels" || key == "nodeSelector";
+}
+
+// --- varints -----------------------------------------------------------------------
+
+std::size_t varint_size(std::uint64_t v) {
+  std::size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void write_varint(char* dst, std::uint64_t v) {
+  while (v >= 0x80) {
+    *dst++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *dst = static_cast<char>(v);
+}
+
+std::uint64_t get_varint(const std::uint8_t*& p) {
+  std::uint64_t v = 0;
+  int shift = 0;
+  while (*p & 0x80) {
+    v |= static_cast<std::uint64_t>(*p++ & 0x7f) << shift;
+    shift += 7;
+  }
+  v |= static_cast<std::uint64_t>(*p++) << shift;
+  return v;
+}
+
+// --- encoding ----------------------------------------------------------------------
+
+enum class Context { root, metadata, annotations, user_map, plain };
+
+class Encoder {
+ public:
+  Encoder(std::string& out, const Transform& t) : out_(out), t_(t) {}
+
+  void root(const json::object& o, const GroupVersionKind* fill) {
+    const bool add_api_version = fill != nullptr && !o.contains("apiVersion");
+    const bool add_kind = fill != nullptr && !o.contains("kind");
+    const std::size_t at = begin_container(kObject);
+    std::uint64_t count = 0;
+    if (add_api_version) {
+      key("apiVersion", Context::root);
+      string(fill->api_version());
+      ++count;
+    }
+    if (add_kind) {
+      key("kind", Context::root);
+      string(fill->kind);
+      ++count;
+    }
+    for (const auto& kv : o) {
+      const std::string_view k = kv.key();
+      if (t_.metadata_only && k != "apiVersion" && k != "kind" && k != "metadata") continue;
+      key(k, Context::root);
+      value(kv.value(), k == "metadata"        ? Context::metadata
+                        : is_user_map_field(k) ? Context::user_map
+                                               : Context::plain);
+      ++count;
+    }
+    end_container(at, count);
+  }
+
+ private:
+  void value(const json::value& v, Context ctx) {
+    switch (v.kind()) {
+      case json::kind::null:
+        out_.push_back(static_cast<char>(kNull));
+        break;
+      case json::kind::bool_:
+        out_.push_back(static_cast<char>(v.get_bool() ? kTrue : kFalse));
+        break;
+      case json::kind::int64: {
+        const std::int64_t i = v.get_int64();
+        if (i >= 0 && i < 64) {
+          out_.push_back(static_cast<char>(kSmallInt | i));
+        } else {
+          out_.push_back(static_cast<char>(kInt));
+          put_varint(out_,
+                     (static_cast<std::uint64_t>(i) << 1) ^ static_cast<std::uint64_t>(i >> 63));
+        }
+        break;
+      }
+      case json::kind::uint64:
+        out_.push_back(static_cast<char>(kUint));
+        put_varint(out_, v.get_uint64());
+        break;
+      case json::kind::double_: {
+        out_.push_back(static_cast<char>(kDouble));
+        const double d = v.get_double();
+        char bytes[sizeof d];
+        std::memcpy(bytes, &d, sizeof d);
+        out_.append(bytes, sizeof d);
+        break;
+      }
+      case json::kind::string:
+        string(v.get_string());
+        break;
+      case json::kind::array: {
+        const std::size_t at = begin_container(kArray);
+        const auto& a = v.get_array();
+        for (const auto& e : a) value(e, Context::plain);
+        end_container(at, a.size());
+        break;
+      }
+      case json::kind::object:
+        object(v.get_object(), ctx);
+        break;
+    }
+  }
+
+  void object(const json::object& o, Context ctx) {
+    const std::size_t at = begin_container(kObject);
+    std::uint64_t count = 0;
+    for (const auto& kv : o) {
+      const std::string_view k = kv.key();
+      Context child = Context::plain;
+      if (ctx == Context::metadata) {
+        if (k == "managedFields" && t_.drop_managed_fields) continue;
+        if (k == "annotations") child = Context::annotations;
+      } else if (ctx == Context::annotations) {
+        if (k == kLastApplied && t_.drop_last_applied) continue;
+      }
+      if (child == Context::plain && ctx != Context::user_map && ctx != Context::annotations &&
+          is_user_map_field(k)) {
+        child = Context::user_map;
+      }
+      key(k, ctx);
+      value(kv.value(), child);
+      ++count;
+    }
+    end_container(at, count);
+  }
+
+  void key(std::string_view k, Context ctx) {
+    if (ctx != Context::user_map && ctx != Context::annotations && looks_like_field_name(k)) {
+      const std::int32_t id = KeyTable::instance().find_or_add(k);
+      if (id >= 0) {
+        put_varint(out_, (static_cast<std::uint64_t>(id) << 1) | 1);
+        return;
+      }
+    }
+    put_varint(out_, static_cast<std::uint64_t>(k.size()) << 1);
+    out_.append(k);
+  }
+
+  void string(std::string_view s) {
+    if (s.size() < 128) {
+      out_.push_back(static_cast<char>(kShortString | s.size()));
+    } else {
+      out_.push_back(static_cast<char>(kString));
+      put_varint(out_, s.size());
+    }
+    out_.append(s);
+  }
+
+  // Writes the tag and a two-byte placeholder for (L, count); end_container fills them
+  // in, moving the entries when the header needs more than two bytes.
+  std::size_t begin_container(Tag tag) {
+    out_.push_back(static_cast<char>(tag));
+    const std::size_t at = out_.size();
+    out_.append(2, '\0');
+    return at;
+  }
+
+  void end_container(std::size_t at, std::uint64_t count) {
+    const std::size_t body_begin = at + 2;
+    const std::size_t body = out_.size() - body_begin;
+    const std::size_t count_bytes = varint_size(count);
+    const std::uint64_t length = count_bytes + body;
+    const std::size_t length_bytes = varint_size(length);
+    const std::size_t shift = length_bytes + count_bytes - 2;
+    if (shift > 0) {
+      out_.resize(out_.size() + shift);
+      std::memmove(out_.data() + body_begin + shift, out_.data() + body_begin, body);
+    }
+    write_varint(out_.data() + at, length);
+    write_varint(out_.data() + at + length_bytes, count);
+  }
+
+  std::string& out_;
+  const Transform& t_;
+};
+
+// --- reading -----------------------------------------------------------------------
+
+void skip_value(const std::uint8_t*& p) {
+  const std::uint8_t tag = *p++;
+  if (tag & kShortString) {
+    p += tag & 0x7f;
+    return;
+  }
+  if (tag & kSmallInt) return;
+  switch (tag) {
+    case kNull:
+    case kFalse:
+    case kTrue:
+      return;
+    case kInt:
+    case kUint:
+      get_varint(p);
+      return;
+    case kDouble:
+      p += sizeof(double);
+      return;
+    case kString:
+    case kObject:
+    case kArray: {
+      const std::uint64_t n = get_varint(p);
+      p += n;
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+std::string_view read_key(const std::uint8_t*& p) {
+  const std::uint64_t k = get_varint(p);
+  if (k & 1) return KeyTable::instance().key(static_cast<std::uint32_t>(k >> 1));
+  const std::size_t n = k >> 1;
+  const std::string_view s(reinterpret_cast<const char*>(p), n);
+  p += n;
+  return s;
+}
+
+// A string value at p, or nullopt when the value there is not a string.
+std::optional<std::string_view> read_string(const std::uint8_t* p) {
+  const std::uint8_t tag = *p++;
+  std::size_t n = 0;
+  if (tag & kShortString) {
+    n = tag & 0x7f;
+  } else if (tag == kString) {
+    n = get_varint(p);
+  } else {
+    return std::nullopt;
+  }
+  return std::string_view(reinterpret_cast<const char*>(p), n);
+}
+
+// Entries of the object at p: calls fn(key, value_ptr) until it returns false.
+template <class Fn>
+void for_each_entry(const std::uint8_t* p, Fn&& fn) {
+  if (*p++ != kObject) return;
+  get_varint(p);  // L
+  const std::uint64_t count = get_varint(p);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::string_view k = read_key(p);
+    if (!fn(k, p)) return;
+    skip_value(p);
+  }
+}
+
+const std::uint8_t* find_entry(const std::uint8_t* obj, std::string_view key) {
+  const std::uint8_t* found = nullptr;
+  for_each_entry(obj, [&](std::string_view k, const std::uint8_t* v) {
+    if (k != key) return true;
+    found = v;
+    return false;
+  });
+  return found;
+}
+
+void materialize(const std::uint8_t*& p, json::value_stack& st) {
+  const std::uint8_t tag = *p++;
+  if (tag & kShortString) {
+    const std::size_t n = tag & 0x7f;
+    st.push_string({reinterpret_cast<const char*>(p), n});
+    p += n;
+    return;
+  }
+  if (tag & kSmallInt) {
+    st.push_int64(tag & 0x3f);
+    return;
+  }
+  switch (tag) {
+    case kNull:
+      st.push_null();
+      return;
+    case kFalse:
+      st.push_bool(false);
+      return;
+    case kTrue:
+      st.push_bool(true);
+      return;
+    case kInt: {
+      const std::uint64_t z = get_varint(p);
+      st.push_int64(static_cast<std::int64_t>((z >> 1) ^ (~(z & 1) + 1)));
+      return;
+    }
+    case kUint:
+      st.push_uint64(get_varint(p));
+      return;
+    case kDouble: {
+      double d = 0;
+      std::memcpy(&d, p, sizeof d);
+      p += sizeof d;
+      st.push_double(d);
+      return;
+    }
+    case kString: {
+      const std::size_t n = get_varint(p);
+      st.push_string({reinterpret_cast<const char*>(p), n});
+      p += n;
+      return;
+    }
+    case kObject: {
+      get_varint(p);
+      const std::uint64_t count = get_varint(p);
+      for (std::uint64_t i = 0; i < count; ++i) {
+        st.push_key(read_key(p));
+        materialize(p, st);
+      }
+      st.push_object(count);
+      return;
+    }
+    case kArray: {
+      get_varint(p);
+      const std::uint64_t count = get_varint(p);
+      for (std::uint64_t i = 0; i < count; ++i) materialize(p, st);
+      st.push_array(count);
+      return;
+    }
+    default:
+      st.push_null();  // unreachable for buffers this file wrote
+      return;
+  }
+}
+
+json::value materialize_at(const std::uint8_t* p) {
+  // One value_stack per thread: its internal buffer is reused across calls.
+  thread_local json::value_stack st;
+  st.reset();
+  materialize(p, st);
+  return st.release();
+}
+
+// glibc malloc's usable chunk for a request of n bytes (16-byte granularity, 8 bytes
+// of header, 32-byte minimum), for honest memory accounting.
+std::size_t malloc_chunk(std::size_t n) {
+  const std::size_t c = (n + 8 + 15) & ~static_cast<std::size_t>(15);
+  return c < 32 ? 32 : c;
+}
+
+}  // namespace
+
+// --- Object ------------------------------------------------------------------------
+
+// The object's header and, directly after it in the same allocation, its encoding.
+// Offsets point at values inside the encoding; 0 means absent (0 is the root object).
+struct Object::Private final : LabelView {
+  std::uint32_t size = 0;
+  std::uint32_t api_version = 0, kind = 0, metadata = 0, ns = 0, name = 0, uid = 0, rv = 0,
+                generation = 0, deletion = 0, labels = 0, annotations = 0, owners = 0;
+
+  const std::uint8_t* data() const { return reinterpret_cast<const std::uint8_t*>(this + 1); }
+  const std::uint8_t* at(std::uint32_t off) const { return off == 0 ? nullptr : data() + off; }
+  std::string_view str(std::uint32_t off) const {
+    if (off == 0) return {};
+    return read_string(data() + off).value_or(std::string_view{});
+  }
+
+  std::optional<std::string_view> get(std::string_view key) const override {
+    return lookup(labels, key);
+  }
+  std::optional<std::string_view> lookup(std::uint32_t map, std::string_view key) const {
+    if (map == 0) return std::nullopt;
+    const std::uint8_t* v = find_entry(data() + map, key);
+    if (v == nullptr) return std::nullopt;
+    return read_string(v);
+  }
+
+  void locate() {
+    const std::uint8_t* base = data();
+    auto offset = [&](const std::uint8_t* v) { return static_cast<std::uint32_t>(v - base); };
+    for_each_entry(base, [&](std::string_view k, const std::uint8_t* v) {
+      if (k == "apiVersion") api_version = offset(v);
+      if (k == "kind") kind = offset(v);
+      if (k == "metadata" && *v == kObject) metadata = offset(v);
+      return true;
+    });
+    if (metadata == 0) return;
+    for_each_entry(base + metadata, [&](std::string_view k, const std::uint8_t* v) {
+      if (k == "namespace") ns = offset(v);
+      if (k == "name") name = offset(v);
+      if (k == "uid") uid = offset(v);
+      if (k == "resourceVersion") rv = offset(v);
+      if (k == "generation") generation = offset(v);
+      if (k == "deletionTimestamp" && *v != kNull) deletion = offset(v);
+      if (k == "labels" && *v == kObject) labels = offset(v);
+      if (k == "annotations" && *v == kObject) annotations = offset(v);
+      if (k == "ownerReferences" && *v == kArray) owners = offset(v);
+      return true;
+    });
+  }
+
+  static Private* create(std::string_view encoding) {
+    void* mem = ::operator new(sizeof(Private) + encoding.size());
+    auto* p = new (mem) Private;
+    p->size = static_cast<std::uint32_t>(encoding.size());
+    std::memcpy(const_cast<std::uint8_t*>(p->data()), encoding.data(), encoding.size());
+    p->locate();
+    return p;
+  }
+  // Allocated with a trailing buffer by create(): free it unsized.
+  static void operator delete(void* p) { ::operator delete(p); }
+};
+
+Object::Object(std::unique_ptr<Private> p) : p_(std::move(p)) {}
+Object::~Object() = default;
+
+namespace {
+
+std::shared_ptr<const Object> encode(const json::value& v, const Transform& transform,
+                                     const GroupVersionKind* fill) {
+  const json::object* o = v.if_object();
+  if (o == nullptr) return nullptr;
+  thread_local std::string scratch;
+  scratch.clear();
+  Encoder(scratch, transform).root(*o, fill);
+  std::unique_ptr<Object::Private> p(Object::Private::create(scratch));
+  if (scratch.capacity() > kScratchKeepBytes) std::string().swap(scratch);
+  return std::make_shared<const Object>(std::move(p));
+}
+
+}  // namespace
+
+std::shared_ptr<const Object> Object::from_json(const json::value& v, const Transform& transform) {
+  return encode(v, transform, nullptr);
+}
+
+std::shared_ptr<const Object> Object::from_json(const json::value& v, const Transform& transform,
+                                                const GroupVersionKind& kind) {
+  return encode(v, transform, &kind);
+}
+
+std::string_view Object::api_version() const {
+  return p_->str(p_->api_version);
+}
+std::string_view Object::kind() const {
+  return p_->str(p_->kind);
+}
+std::string_view Object::ns() const {
+  return p_->str(p_->ns);
+}
+std::string_view Object::name() const {
+  return p_->str(p_->name);
+}
+std::string_view Object::uid() const {
+  return p_->str(p_->uid);
+}
+std::string_view Object::resource_version() const {
+  return p_->str(p_->rv);
+}
+
+std::int64_t Object::generation() const {
+  if (p_->generation == 0) return 0;
+  const std::uint8_t* p = p_->data() + p_->generation;
+  const std::uint8_t tag = *p++;
+  if ((tag & kShortString) == 0 && (tag & kSmallInt)) return tag & 0x3f;
+  if (tag == kInt) {
+    const std::uint64_t z = get_varint(p);
+    return static_cast<std::int64_t>((z >> 1) ^ (~(z & 1) + 1));
+  }
+  if (tag == kUint) return static_cast<std::int64_t>(get_varint(p));
+  return 0;
+}
+
+bool Object::being_deleted() const {
+  return p_->deletion != 0;
+}
+
+const LabelView& Object::labels() const {
+  return *p_;
+}
+
+std::optional<std::string_view> Object::label(std::string_view key) const {
+  return p_->lookup(p_->labels, key);
+}
+
+std::optional<std::string_view> Object::annotation(std::string_view key) const {
+  return p_->lookup(p_->annotations, key);
+}
+
+std::vector<OwnerReference> Object::owner_references() const {
+  std::vector<OwnerReference> out;
+  if (p_->owners == 0) return out;
+  const std::uint8_t* p = p_->data() + p_->owners + 1;
+  get_varint(p);
+  const std::uint64_t count = get_varint(p);
+  out.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint8_t* entry = p;
+    skip_value(p);
+    if (*entry != kObject) continue;
+    OwnerReference ref;
+    for_each_entry(entry, [&](std::string_view k, const std::uint8_t* v) {
+      const auto s = read_string(v);
+      if (k == "apiVersion" && s) ref.api_version = *s;
+      if (k == "kind" && s) ref.kind = *s;
+      if (k == "name" && s) ref.name = *s;
+      if (k == "uid" && s) ref.uid = *s;
+      if (k == "controller") ref.controller = *v == kTrue;
+      if (k == "blockOwnerDeletion") ref.block_owner_deletion = *v == kTrue;
+      return true;
+    });
+    out.push_back(std::move(ref));
+  }
+  return out;
+}
+
+json::value Object::to_json() const {
+  return materialize_at(p_->data());
+}
+
+std::optional<json::value> Object::at(std::initializer_list<std::string_view> path) const {
+  const std::uint8_t* p = p_->data();
+  for (const std::string_view k : path) {
+    p = find_entry(p, k);
+    if (p == nullptr) return std::nullopt;
+  }
+  return materialize_at(p);
+}
+
+std::size_t Object::memory_bytes() const {
+  // The make_shared block (control block + Object) and the Private allocation.
+  return malloc_chunk(sizeof(Object) + 2 * sizeof(void*)) +
+         malloc_chunk(sizeof(Private) + p_->size);
+}
+
+std::size_t Object::encoded_bytes() const {
+  return p_->size;
+}
+
+std::size_t interned_key_count() {
+  return KeyTable::instance().size();
+}
+
+}  // namespace aop::k8s

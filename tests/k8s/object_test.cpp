@@ -1,0 +1,338 @@
+#include "k8s/object.hpp"
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <boost/json.hpp>
+
+#include "k8s/label_selector.hpp"
+#include "tests/k8s/object_fixtures.hpp"
+
+namespace json = boost::json;
+using namespace aop::k8s;
+
+namespace {
+
+// The reference transform, written independently of the encoder.
+json::value transformed(json::value v, const Transform& t) {
+  auto& o = v.as_object();
+  if (t.metadata_only) {
+    json::object kept;
+    for (const char* k : {"apiVersion", "kind", "metadata"}) {
+      if (auto* f = o.if_contains(k)) kept[k] = *f;
+    }
+    o = std::move(kept);
+  }
+  if (auto* md = o.if_contains("metadata"); md && md->is_object()) {
+    if (t.drop_managed_fields) md->as_object().erase("managedFields");
+    if (auto* ann = md->as_object().if_contains("annotations"); ann && ann->is_object()) {
+      if (t.drop_last_applied) {
+        ann->as_object().erase("kubectl.kubernetes.io/last-applied-configuration");
+      }
+    }
+  }
+  return v;
+}
+
+std::string random_string(std::mt19937& rng) {
+  static const std::string kAlphabet =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:\"\\ \n\t{}[]";
+  std::size_t n = 0;
+  switch (rng() % 4) {
+    case 0:
+      n = rng() % 8;
+      break;
+    case 1:
+      n = rng() % 40;
+      break;
+    case 2:
+      n = 120 + rng() % 20;
+      break;  // around the short-string boundary (127)
+    default:
+      n = rng() % 2000;
+      break;
+  }
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s.push_back(kAlphabet[rng() % kAlphabet.size()]);
+  if (rng() % 10 == 0) s += "\xc3\xa9\xe2\x82\xac";  // é€
+  return s;
+}
+
+json::value random_value(std::mt19937& rng, int depth) {
+  const int pick = static_cast<int>(rng() % (depth > 4 ? 9 : 11));
+  switch (pick) {
+    case 0:
+      return nullptr;
+    case 1:
+      return rng() % 2 == 0;
+    case 2:
+      return static_cast<std::int64_t>(rng() % 64);
+    case 3:
+      return -static_cast<std::int64_t>(rng() % 100000) - 1;
+    case 4: {
+      const std::int64_t edges[] = {63, 64, 127, 128, INT64_MAX, INT64_MIN, -1, 1 << 20};
+      return edges[rng() % 8];
+    }
+    case 5:
+      return static_cast<std::uint64_t>(INT64_MAX) + 1 + rng();
+    case 6:
+      return std::uniform_real_distribution<double>(-1e9, 1e9)(rng);
+    case 7:
+    case 8:
+      return json::string(random_string(rng));
+    case 9: {
+      json::array a;
+      const int n = static_cast<int>(rng() % (rng() % 5 == 0 ? 200 : 6));
+      for (int i = 0; i < n; ++i) a.push_back(random_value(rng, depth + 1));
+      return a;
+    }
+    default: {
+      json::object o;
+      const int n = static_cast<int>(rng() % (rng() % 5 == 0 ? 150 : 6));
+      for (int i = 0; i < n; ++i) {
+        std::string key =
+            rng() % 2 == 0 ? "field" + std::to_string(rng() % 30) : random_string(rng);
+        o[key] = random_value(rng, depth + 1);
+      }
+      return o;
+    }
+  }
+}
+
+json::value random_object(std::mt19937& rng) {
+  json::object o;
+  for (int i = 0; i < 4; ++i) o["f" + std::to_string(rng() % 10)] = random_value(rng, 1);
+  json::object md{{"name", random_string(rng)}};
+  if (rng() % 2) md["namespace"] = random_string(rng);
+  if (rng() % 2) md["managedFields"] = random_value(rng, 2);
+  json::object labels;
+  for (int i = 0; i < 3; ++i) labels[random_string(rng)] = random_string(rng);
+  md["labels"] = labels;
+  json::object ann;
+  if (rng() % 2) ann["kubectl.kubernetes.io/last-applied-configuration"] = random_string(rng);
+  ann[random_string(rng)] = random_string(rng);
+  md["annotations"] = ann;
+  o["metadata"] = md;
+  if (rng() % 2) o["spec"] = random_value(rng, 1);
+  return o;
+}
+
+ObjectPtr encode(const json::value& v, const Transform& t = {}) {
+  auto obj = Object::from_json(v, t);
+  EXPECT_NE(obj, nullptr);
+  return obj;
+}
+
+}  // namespace
+
+TEST(CompactObject, RandomJsonRoundTripsUnderEveryTransform) {
+  std::mt19937 rng(20240301);
+  const Transform transforms[] = {Transform{false, false, false}, Transform{},
+                                  Transform{true, true, true}};
+  for (int i = 0; i < 400; ++i) {
+    const json::value v = random_object(rng);
+    for (const auto& t : transforms) {
+      const auto obj = encode(v, t);
+      ASSERT_EQ(obj->to_json(), transformed(v, t))
+          << "object " << i << ": " << json::serialize(v).substr(0, 400);
+    }
+  }
+}
+
+TEST(CompactObject, PreservesNumberKindsAndKeyOrder) {
+  const json::value v =
+      json::parse(R"({"metadata":{"name":"n"},"z":1,"a":-1,"m":18446744073709551615,"d":1.5,)"
+                  R"("i":9223372036854775807,"j":-9223372036854775808,"small":63,"big":64})");
+  const auto out = encode(v)->to_json();
+  EXPECT_EQ(json::serialize(out), json::serialize(v));
+  EXPECT_TRUE(out.at("m").is_uint64());
+  EXPECT_TRUE(out.at("i").is_int64());
+  EXPECT_TRUE(out.at("d").is_double());
+}
+
+TEST(CompactObject, RealisticObjectsRoundTrip) {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 50; ++i) {
+    for (const json::value& v :
+         {fixtures::service_monitor(i, rng), fixtures::secret(i, rng), fixtures::pod(i, rng)}) {
+      for (const auto& t :
+           {Transform{false, false, false}, Transform{}, Transform{true, true, true}}) {
+        ASSERT_EQ(encode(v, t)->to_json(), transformed(v, t));
+      }
+    }
+  }
+}
+
+TEST(CompactObject, MetadataAccessors) {
+  std::mt19937 rng(1);
+  const json::value v = fixtures::pod(3, rng);
+  const auto obj = encode(v);
+  const auto& md = v.at("metadata").as_object();
+  EXPECT_EQ(obj->api_version(), "v1");
+  EXPECT_EQ(obj->kind(), "Pod");
+  EXPECT_EQ(obj->ns(), md.at("namespace").as_string());
+  EXPECT_EQ(obj->name(), md.at("name").as_string());
+  EXPECT_EQ(obj->uid(), md.at("uid").as_string());
+  EXPECT_EQ(obj->resource_version(), md.at("resourceVersion").as_string());
+  EXPECT_EQ(obj->key(), (ObjectKey{"team-3", std::string(md.at("name").as_string())}));
+  EXPECT_EQ(obj->generation(), 0);
+  EXPECT_FALSE(obj->being_deleted());
+  EXPECT_EQ(obj->label("app"), "web");
+  EXPECT_EQ(obj->label("missing"), std::nullopt);
+  EXPECT_EQ(obj->annotation("anything"), std::nullopt);
+
+  const auto owners = obj->owner_references();
+  ASSERT_EQ(owners.size(), 1u);
+  EXPECT_EQ(owners[0].kind, "ReplicaSet");
+  EXPECT_EQ(owners[0].name, "web-7d9f8c6b5");
+  EXPECT_EQ(owners[0].api_version, "apps/v1");
+  EXPECT_EQ(owners[0].uid, "aa11bb22-cc33");
+  EXPECT_TRUE(owners[0].controller);
+  EXPECT_TRUE(owners[0].block_owner_deletion);
+}
+
+TEST(CompactObject, GenerationDeletionAndLargeValues) {
+  for (const std::int64_t g : {0LL, 1LL, 63LL, 64LL, 1000000LL, 9007199254740993LL}) {
+    const auto obj = encode(json::value{
+        {"metadata",
+         {{"name", "x"}, {"generation", g}, {"deletionTimestamp", "2024-01-01T00:00:00Z"}}}});
+    EXPECT_EQ(obj->generation(), g);
+    EXPECT_TRUE(obj->being_deleted());
+  }
+  const auto nulldel =
+      encode(json::value{{"metadata", {{"name", "x"}, {"deletionTimestamp", nullptr}}}});
+  EXPECT_FALSE(nulldel->being_deleted());
+  // A long name (over the short-string limit) is still read directly.
+  const std::string long_name(300, 'n');
+  EXPECT_EQ(encode(json::value{{"metadata", {{"name", long_name}}}})->name(), long_name);
+}
+
+TEST(CompactObject, LabelsWorkWithSelectors) {
+  std::mt19937 rng(2);
+  const auto obj = encode(fixtures::service_monitor(5, rng));
+  auto sel = parse_label_selector_string("app.kubernetes.io/part-of=shop,instance in (primary)");
+  ASSERT_TRUE(sel);
+  EXPECT_TRUE(sel->matches(obj->labels()));
+  auto other = parse_label_selector_string("instance notin (primary)");
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(other->matches(obj->labels()));
+  auto exists = parse_label_selector_string("!team");
+  ASSERT_TRUE(exists);
+  EXPECT_FALSE(exists->matches(obj->labels()));
+
+  const auto unlabeled = encode(json::value{{"metadata", {{"name", "x"}}}});
+  EXPECT_TRUE(parse_label_selector_string("!team")->matches(unlabeled->labels()));
+  EXPECT_FALSE(parse_label_selector_string("team")->matches(unlabeled->labels()));
+  // A non-string label value is absent, as in JsonLabels.
+  const auto odd = encode(json::value{{"metadata", {{"name", "x"}, {"labels", {{"n", 5}}}}}});
+  EXPECT_EQ(odd->label("n"), std::nullopt);
+}
+
+TEST(CompactObject, AtMaterializesOnlyThePath) {
+  std::mt19937 rng(3);
+  const json::value v = fixtures::service_monitor(1, rng);
+  const auto obj = encode(v);
+  EXPECT_EQ(obj->at({"spec", "endpoints"}), v.at("spec").at("endpoints"));
+  EXPECT_EQ(obj->at({"spec", "namespaceSelector", "matchNames"}),
+            v.at("spec").at("namespaceSelector").at("matchNames"));
+  EXPECT_EQ(obj->at({"spec", "nope"}), std::nullopt);
+  EXPECT_EQ(obj->at({"spec", "endpoints", "port"}), std::nullopt);  // an array, not an object
+  EXPECT_EQ(obj->at({}), obj->to_json());
+}
+
+TEST(CompactObject, TransformsDropWhatTheyShould) {
+  std::mt19937 rng(4);
+  const json::value v = fixtures::service_monitor(2, rng);
+  const auto full = encode(v, Transform{false, false, false});
+  EXPECT_TRUE(full->annotation("kubectl.kubernetes.io/last-applied-configuration"));
+  EXPECT_TRUE(full->at({"metadata", "managedFields"}));
+
+  const auto def = encode(v);
+  EXPECT_FALSE(def->annotation("kubectl.kubernetes.io/last-applied-configuration"));
+  EXPECT_EQ(def->annotation("owner"), "platform@example.com");
+  EXPECT_FALSE(def->at({"metadata", "managedFields"}));
+  EXPECT_TRUE(def->at({"spec"}));
+
+  const auto md = encode(v, Transform{true, true, true});
+  EXPECT_FALSE(md->at({"spec"}));
+  EXPECT_EQ(md->kind(), "ServiceMonitor");
+  EXPECT_EQ(md->label("instance"), "primary");
+  EXPECT_LT(md->memory_bytes(), def->memory_bytes());
+}
+
+TEST(CompactObject, FillsKindOfListItems) {
+  const json::value item = {{"metadata", {{"name", "a"}, {"namespace", "b"}}},
+                            {"data", {{"k", "v"}}}};
+  const auto obj = Object::from_json(item, {}, GroupVersionKind{"", "v1", "ConfigMap"});
+  EXPECT_EQ(obj->api_version(), "v1");
+  EXPECT_EQ(obj->kind(), "ConfigMap");
+  EXPECT_EQ(obj->to_json().at("data").at("k"), "v");
+  // Present fields are kept.
+  const json::value typed = {{"kind", "PartialObjectMetadata"}, {"metadata", {{"name", "a"}}}};
+  EXPECT_EQ(Object::from_json(typed, {}, GroupVersionKind{"", "v1", "Secret"})->kind(),
+            "PartialObjectMetadata");
+  EXPECT_EQ(Object::from_json(json::value(3)), nullptr);
+  EXPECT_EQ(Object::from_json(json::array{}), nullptr);
+}
+
+TEST(CompactObject, UserKeysDoNotGrowTheKeyTable) {
+  std::mt19937 rng(5);
+  // Warm the table with the kinds' own field names.
+  for (int i = 0; i < 10; ++i) {
+    encode(fixtures::service_monitor(i, rng));
+    encode(fixtures::secret(i, rng));
+    encode(fixtures::pod(i, rng));
+  }
+  const std::size_t before = interned_key_count();
+  for (int i = 0; i < 5000; ++i) {
+    json::value v = fixtures::secret(i, rng);
+    auto& md = v.at("metadata").as_object();
+    md["labels"].as_object()["user-label-" + std::to_string(i)] = "x";
+    md["annotations"] = json::object{{"example.com/note-" + std::to_string(i), "y"}};
+    v.at("data").as_object()["file" + std::to_string(i)] = "eA==";
+    encode(v);
+  }
+  EXPECT_EQ(interned_key_count(), before);
+}
+
+TEST(CompactObject, KeyTableIsBoundedForArbitraryFieldNames) {
+  // Field names a user controls outside the known maps (e.g. a CRD's free-form map)
+  // fill the table up to its cap, then go inline; objects stay correct either way.
+  for (int i = 0; i < 20000; ++i) {
+    const json::value v = {{"metadata", {{"name", "x"}}}, {"spec", {{"k" + std::to_string(i), i}}}};
+    ASSERT_EQ(encode(v)->to_json(), v);
+  }
+  EXPECT_LE(interned_key_count(), 8192u);
+}
+
+TEST(CompactObject, MemoryPerObjectWithinTargetForFullObjects) {
+  // The cache's memory target: at most 1.5x the object's JSON size (as stored).
+  std::mt19937 rng(6);
+  std::size_t json_bytes = 0, memory = 0;
+  for (int i = 0; i < 200; ++i) {
+    for (const json::value& raw : {fixtures::service_monitor(i, rng), fixtures::pod(i, rng)}) {
+      const json::value v = transformed(raw, Transform{});
+      json_bytes += json::serialize(v).size();
+      memory += encode(v)->memory_bytes();
+    }
+  }
+  EXPECT_LE(static_cast<double>(memory), 1.5 * static_cast<double>(json_bytes));
+}
+
+TEST(CompactObject, ConcurrentEncodingAgrees) {
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &mismatches] {
+      for (int i = 0; i < 300; ++i) {
+        json::value v = {{"metadata", {{"name", "x"}}},
+                         {"spec", {{"t" + std::to_string(t) + "f" + std::to_string(i % 50), i}}}};
+        if (Object::from_json(v)->to_json() != v) ++mismatches;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
