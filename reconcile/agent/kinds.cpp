@@ -1,5 +1,7 @@
 #include "reconcile/agent/kinds.hpp"
 
+#include "reconcile/agent/options.hpp"
+
 namespace aop::agent {
 
 k8s::GroupVersionKind gvk(Kind kind) {
@@ -74,6 +76,12 @@ std::string_view kind_name(Kind kind) {
       return "Deployment";
   }
   return {};
+}
+
+std::string Problem::str() const {
+  std::string out = std::string(kind_name(kind)) + " " + object.str() + ": ";
+  if (!field.empty()) out += field + ": ";
+  return out + message;
 }
 
 }  // namespace aop::agent
