@@ -1,0 +1,200 @@
+#include "reconcile/telegraf/objects.hpp"
+
+#include <array>
+
+#include <openssl/evp.h>
+#include <boost/json/array.hpp>
+
+#include "reconcile/telegraf/config.hpp"
+
+namespace aop::telegraf {
+namespace json = boost::json;
+namespace {
+
+std::string base64(std::string_view in) {
+  constexpr std::string_view alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const auto n = (static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16) |
+                   (static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8) |
+                   static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 2]));
+    out += alphabet[(n >> 18) & 63];
+    out += alphabet[(n >> 12) & 63];
+    out += alphabet[(n >> 6) & 63];
+    out += alphabet[n & 63];
+  }
+  if (const std::size_t rest = in.size() - i; rest > 0) {
+    auto n = static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16;
+    if (rest == 2) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
+    out += alphabet[(n >> 18) & 63];
+    out += alphabet[(n >> 12) & 63];
+    out += rest == 2 ? alphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+json::object selector_labels() {
+  return json::object{{"app.kubernetes.io/name", "telegraf"},
+                      {"app.kubernetes.io/instance", kDeploymentName}};
+}
+
+json::object metadata(std::string_view name, const TargetPlan& plan,
+                      const TelegrafOptions& options) {
+  json::object meta{
+      {"name", name},
+      {"namespace", plan.ns},
+      {"labels", managed_labels(options)},
+      {"annotations", json::object{{kSourcesAnnotation, sources_annotation(plan.sources)}}},
+  };
+  if (plan.owner) {
+    meta["ownerReferences"] = json::array{json::object{
+        {"apiVersion", "v1"},
+        {"kind", "Namespace"},
+        {"name", plan.owner->name},
+        {"uid", plan.owner->uid},
+    }};
+  }
+  return meta;
+}
+
+json::object deployment(const TargetPlan& plan, const TelegrafOptions& options,
+                        const std::string& hash) {
+  json::object pod_labels = managed_labels(options);
+  json::object container{
+      {"name", "telegraf"},
+      {"image", options.image},
+      {"args", json::array{"--config", std::string(kConfigDir) + "/" + std::string(kConfigKey)}},
+  };
+  if (options.token_secret) {
+    container["env"] = json::array{json::object{
+        {"name", kTokenEnv},
+        {"valueFrom",
+         json::object{{"secretKeyRef", json::object{{"name", kSecretName}, {"key", kTokenKey}}}}},
+    }};
+  }
+  container["resources"] = json::object{
+      {"requests", json::object{{"cpu", options.resources.cpu_request},
+                                {"memory", options.resources.memory_request}}},
+      {"limits", json::object{{"cpu", options.resources.cpu_limit},
+                              {"memory", options.resources.memory_limit}}},
+  };
+  container["securityContext"] = json::object{
+      {"allowPrivilegeEscalation", false},
+      {"readOnlyRootFilesystem", true},
+      {"runAsNonRoot", true},
+      {"capabilities", json::object{{"drop", json::array{"ALL"}}}},
+  };
+  container["volumeMounts"] = json::array{json::object{
+      {"name", "config"},
+      {"mountPath", kConfigDir},
+      {"readOnly", true},
+  }};
+
+  json::object pod_spec{
+      {"automountServiceAccountToken", false},
+      {"securityContext",
+       json::object{
+           {"runAsNonRoot", true},
+           {"runAsUser", options.run_as_user},
+           {"runAsGroup", options.run_as_group},
+           {"seccompProfile", json::object{{"type", "RuntimeDefault"}}},
+       }},
+      {"containers", json::array{std::move(container)}},
+      {"volumes", json::array{json::object{
+                      {"name", "config"},
+                      {"configMap", json::object{{"name", kConfigMapName}}},
+                  }}},
+  };
+
+  return json::object{
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", metadata(kDeploymentName, plan, options)},
+      {"spec",
+       json::object{
+           {"replicas", 1},
+           {"selector", json::object{{"matchLabels", selector_labels()}}},
+           {"template",
+            json::object{
+                {"metadata",
+                 json::object{{"labels", std::move(pod_labels)},
+                              {"annotations", json::object{{kConfigHashAnnotation, hash}}}}},
+                {"spec", std::move(pod_spec)},
+            }},
+       }},
+  };
+}
+
+}  // namespace
+
+json::object managed_labels(const TelegrafOptions& options) {
+  return json::object{
+      {"app.kubernetes.io/managed-by", options.managed_by},
+      {"app.kubernetes.io/name", "telegraf"},
+      {"app.kubernetes.io/instance", kDeploymentName},
+  };
+}
+
+std::string sources_annotation(std::span<const SourceRef> sources) {
+  std::string out;
+  for (const SourceRef& s : sources) {
+    if (!out.empty()) out += ',';
+    out += s.str();
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  if (EVP_Digest(data.data(), data.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("SHA-256 is unavailable in this OpenSSL");  // start-up failure
+  }
+  constexpr std::string_view hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(size * 2);
+  for (unsigned int i = 0; i < size; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 0xFu];
+  }
+  return out;
+}
+
+std::vector<json::object> DesiredObjects::all() const {
+  std::vector<json::object> out{config_map};
+  if (secret) out.push_back(*secret);
+  out.push_back(deployment);
+  return out;
+}
+
+std::optional<DesiredObjects> build_objects(const TargetPlan& plan, const TelegrafOptions& options,
+                                            std::optional<std::string_view> token) {
+  if (plan.endpoints.empty()) return std::nullopt;
+  DesiredObjects out;
+  out.config = render_telegraf_config(plan.application, plan.endpoints, options);
+  out.config_hash = sha256_hex(out.config);
+  out.config_map = json::object{
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", metadata(kConfigMapName, plan, options)},
+      {"data", json::object{{kConfigKey, out.config}}},
+  };
+  if (options.token_secret) {
+    json::object secret{
+        {"apiVersion", "v1"},
+        {"kind", "Secret"},
+        {"metadata", metadata(kSecretName, plan, options)},
+        {"type", "Opaque"},
+    };
+    if (token) secret["data"] = json::object{{kTokenKey, base64(*token)}};
+    out.secret = std::move(secret);
+  }
+  out.deployment = deployment(plan, options, out.config_hash);
+  return out;
+}
+
+}  // namespace aop::telegraf
