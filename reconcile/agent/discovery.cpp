@@ -8,6 +8,7 @@
 #include "k8s/label_selector.hpp"
 #include "reconcile/agent/decode.hpp"
 #include "reconcile/agent/hierarchy.hpp"
+#include "reconcile/agent/validate_integrations.hpp"
 
 namespace aop::agent {
 namespace {
@@ -152,30 +153,6 @@ std::optional<std::string> fs_access_reason(const ServiceMonitor& sm) {
   return std::nullopt;
 }
 
-// 6.1: Integration.spec.type.unique. A later Integration (in hierarchy order) with the
-// name of an accepted one is rejected when either of them is unique.
-void enforce_unique_integrations(Hierarchy& h) {
-  std::map<std::string, bool> accepted;  // spec.name → any accepted one is unique
-  std::vector<Integration> kept;
-  for (auto& in : h.integrations) {
-    const auto it = accepted.find(in.spec.name);
-    if (it != accepted.end() && (it->second || in.spec.unique)) {
-      h.problems.push_back(Problem{
-          Kind::integration,
-          {in.metadata.ns, in.metadata.name},
-          "spec.name",
-          "integration " + in.spec.name + " is unique in GrafanaAgent " + h.agent.metadata.ns +
-              "/" + h.agent.metadata.name + " and another Integration of that name comes first; " +
-              "this one is not deployed (remove one of them or clear spec.type.unique)",
-          Severity::error});
-      continue;
-    }
-    accepted[in.spec.name] = (it != accepted.end() && it->second) || in.spec.unique;
-    kept.push_back(std::move(in));
-  }
-  h.integrations = std::move(kept);
-}
-
 void add_object_dependencies(Discovery& d) {
   std::set<ObjectDependency> deps;
   for (const auto& ref : d.hierarchy.asset_refs) {
@@ -266,7 +243,7 @@ Discovery discover(const GrafanaAgent& agent, const ClusterView& view, const Opt
     h.logs.push_back(std::move(entry));
   }
   h.integrations = std::move(*integrations);
-  enforce_unique_integrations(h);
+  validate_integrations(h);  // 6.1 and issue 7: rejected ones are left out
 
   h.asset_refs = collect_asset_refs(h);
   add_object_dependencies(d);
