@@ -21,6 +21,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/json/value.hpp>
 #include <boost/system/result.hpp>
 
@@ -44,6 +45,9 @@ struct ApiError {
   bool gone() const { return code == 410; }
   bool invalid() const { return code == 422; }
   std::string describe() const;  // one line for logs and conditions
+  // The server ended a watch stream normally (its timeout, or it dropped the stream
+  // between events): resume from the last resourceVersion.
+  bool end_of_stream() const { return code == 0 && transport == boost::asio::error::eof; }
 };
 
 [[noreturn]] void throw_exception_from_error(const ApiError& e, const boost::source_location&);
@@ -86,6 +90,13 @@ struct ListResult {
   std::string resource_version;  // of the list, to start a watch from
 };
 
+// One page of a LIST.
+struct ListPage {
+  std::vector<boost::json::value> items;
+  std::string resource_version;  // of the list's snapshot
+  std::string continue_token;    // "" on the last page
+};
+
 struct WatchOptions {
   std::string label_selector;
   std::string field_selector;
@@ -126,8 +137,9 @@ struct DeleteOptions {
 enum class PatchType { merge, json };  // application/merge-patch+json, json-patch+json
 
 // The verbs. All are coroutines safe to call concurrently from any strand. Mutating
-// verbs never retry on their own except on connection errors before the request was
-// sent; GET/LIST/WATCH retry per the retry policy.
+// verbs retry on their own only when the server cannot have acted on them (429, or a
+// connection error before the request was sent); GET/LIST/WATCH also retry 5xx and
+// connection errors (k8s/api_request.hpp: retry_reason).
 class ApiClient {
  public:
   virtual ~ApiClient() = default;
@@ -142,6 +154,14 @@ class ApiClient {
   virtual boost::asio::awaitable<ApiResult<ListResult>> list(const GroupVersionKind& gvk,
                                                              std::string_view ns,
                                                              const ListOptions& options) = 0;
+  // One page (`continue_token` from the previous page, "" for the first); an expired
+  // continue token is a 410 for the caller to handle. The reflector lists page by page
+  // so a large list never sits in memory as JSON all at once. The default serves
+  // everything as one page through list().
+  virtual boost::asio::awaitable<ApiResult<ListPage>> list_page(const GroupVersionKind& gvk,
+                                                                std::string_view ns,
+                                                                const ListOptions& options,
+                                                                std::string continue_token);
   virtual boost::asio::awaitable<ApiResult<std::unique_ptr<WatchStream>>> watch(
       const GroupVersionKind& gvk, std::string_view ns, const WatchOptions& options) = 0;
   virtual boost::asio::awaitable<ApiResult<boost::json::value>> create(
