@@ -1,0 +1,303 @@
+// Object semantics: server-set fields, Status error bodies, optimistic concurrency,
+// status subresources, generateName, namespaces, dry run, no-op updates.
+#include "tests/sim/sim_fixture.hpp"
+
+namespace aop::sim::testing {
+namespace {
+
+class Crud : public SimTest {};
+
+TEST_F(Crud, CreateSetsServerFieldsAndGetReturnsIt) {
+  auto created = make_cm("a");
+  const auto& md = created.at("metadata").as_object();
+  EXPECT_EQ(md.at("uid").as_string().size(), 36u);
+  EXPECT_EQ(md.at("creationTimestamp").as_string(), "2023-11-14T22:13:20Z");
+  EXPECT_FALSE(md.contains("generation"));  // ConfigMaps have no spec
+  auto got = get("/api/v1/namespaces/default/configmaps/a");
+  EXPECT_EQ(got, created);
+  EXPECT_EQ(got.at("kind"), "ConfigMap");
+  EXPECT_EQ(got.at("apiVersion"), "v1");
+}
+
+TEST_F(Crud, ResourceVersionIsOneGlobalIncreasingCounter) {
+  auto a = make_cm("a");
+  auto b = make_cm("b");
+  auto a2 = put("/api/v1/namespaces/default/configmaps/a", a);
+  EXPECT_LT(std::stoull(rv_of(a)), std::stoull(rv_of(b)));
+  // Identical content: a no-op update keeps the resourceVersion.
+  EXPECT_EQ(rv_of(a2), rv_of(a));
+  a.as_object()["data"].as_object()["k"] = "changed";
+  auto a3 = put("/api/v1/namespaces/default/configmaps/a", a);
+  EXPECT_GT(std::stoull(rv_of(a3)), std::stoull(rv_of(b)));
+}
+
+TEST_F(Crud, NotFoundIsAStatusWithResourceDetails) {
+  auto r = call("GET", "/apis/apps/v1/namespaces/default/deployments/nope");
+  ASSERT_EQ(r.status, 404);
+  auto s = body(r);
+  EXPECT_EQ(s.at("kind"), "Status");
+  EXPECT_EQ(s.at("apiVersion"), "v1");
+  EXPECT_EQ(s.at("status"), "Failure");
+  EXPECT_EQ(s.at("reason"), "NotFound");
+  EXPECT_EQ(s.at("code"), 404);
+  EXPECT_EQ(s.at("message"), "deployments.apps \"nope\" not found");
+  EXPECT_EQ(s.at("details").at("name"), "nope");
+  EXPECT_EQ(s.at("details").at("group"), "apps");
+  EXPECT_EQ(s.at("details").at("kind"), "deployments");
+}
+
+TEST_F(Crud, AlreadyExists) {
+  make_cm("a");
+  auto r = call("POST", "/api/v1/namespaces/default/configmaps", json::serialize(configmap("a")));
+  ASSERT_EQ(r.status, 409);
+  EXPECT_EQ(body(r).at("reason"), "AlreadyExists");
+  EXPECT_EQ(body(r).at("message"), "configmaps \"a\" already exists");
+}
+
+TEST_F(Crud, StaleResourceVersionIsAConflict) {
+  auto a = make_cm("a");
+  auto fresh = a;
+  fresh.as_object()["data"].as_object()["k"] = "one";
+  put("/api/v1/namespaces/default/configmaps/a", fresh);
+  a.as_object()["data"].as_object()["k"] = "two";  // still carries the old resourceVersion
+  auto r = call("PUT", "/api/v1/namespaces/default/configmaps/a", json::serialize(a));
+  ASSERT_EQ(r.status, 409);
+  auto s = body(r);
+  EXPECT_EQ(s.at("reason"), "Conflict");
+  EXPECT_EQ(s.at("message"),
+            "Operation cannot be fulfilled on configmaps \"a\": the object has been modified; "
+            "please apply your changes to the latest version and try again");
+  EXPECT_EQ(s.at("details").at("kind"), "configmaps");
+  // Without a resourceVersion the update is unconditional.
+  a.as_object()["metadata"].as_object().erase("resourceVersion");
+  auto ok = put("/api/v1/namespaces/default/configmaps/a", a);
+  EXPECT_EQ(ok.at("data").at("k"), "two");
+}
+
+TEST_F(Crud, PatchWithStaleResourceVersionIsAConflict) {
+  auto a = make_cm("a");
+  patch("/api/v1/namespaces/default/configmaps/a", "application/merge-patch+json",
+        json::parse(R"({"data":{"k":"x"}})"));
+  auto r = call("PATCH", "/api/v1/namespaces/default/configmaps/a",
+                R"({"metadata":{"resourceVersion":")" + rv_of(a) + R"("},"data":{"k":"y"}})",
+                "application/merge-patch+json");
+  EXPECT_EQ(r.status, 409);
+}
+
+TEST_F(Crud, InvalidNameIsUnprocessable) {
+  auto r =
+      call("POST", "/api/v1/namespaces/default/configmaps", json::serialize(configmap("Bad_Name")));
+  ASSERT_EQ(r.status, 422);
+  auto s = body(r);
+  EXPECT_EQ(s.at("reason"), "Invalid");
+  EXPECT_EQ(s.at("details").at("kind"), "ConfigMap");
+  EXPECT_EQ(s.at("details").at("causes").at(0).at("field"), "metadata.name");
+  EXPECT_EQ(s.at("details").at("causes").at(0).at("reason"), "FieldValueInvalid");
+  EXPECT_TRUE(s.at("message").as_string().starts_with(
+      "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase "
+      "RFC 1123 subdomain"));
+}
+
+TEST_F(Crud, GenerateName) {
+  auto obj = configmap("");
+  obj["metadata"].as_object().erase("name");
+  obj["metadata"].as_object()["generateName"] = "gen-";
+  auto created = post("/api/v1/namespaces/default/configmaps", obj);
+  const std::string name(created.at("metadata").at("name").as_string());
+  EXPECT_TRUE(name.starts_with("gen-"));
+  EXPECT_EQ(name.size(), 9u);
+  obj["metadata"].as_object().erase("generateName");
+  auto r = call("POST", "/api/v1/namespaces/default/configmaps", json::serialize(obj));
+  EXPECT_EQ(r.status, 422);
+  EXPECT_NE(body(r).at("message").as_string().find("name or generateName is required"),
+            std::string::npos);
+}
+
+TEST_F(Crud, MissingNamespaceIsNotFound) {
+  auto r = call("POST", "/api/v1/namespaces/nowhere/configmaps",
+                json::serialize(configmap("a", "nowhere")));
+  ASSERT_EQ(r.status, 404);
+  EXPECT_EQ(body(r).at("message"), "namespaces \"nowhere\" not found");
+}
+
+TEST_F(Crud, NamespaceMismatchIsBadRequest) {
+  post("/api/v1/namespaces",
+       json::parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"other"}})"));
+  auto r = call("POST", "/api/v1/namespaces/default/configmaps",
+                json::serialize(configmap("a", "other")));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r).at("reason"), "BadRequest");
+}
+
+TEST_F(Crud, DefaultNamespacesExist) {
+  auto list = get("/api/v1/namespaces");
+  auto n = names(list);
+  for (const char* ns : {"default", "kube-system", "kube-public"}) {
+    EXPECT_NE(std::find(n.begin(), n.end(), ns), n.end()) << ns;
+  }
+  auto ns = get("/api/v1/namespaces/default");
+  EXPECT_EQ(ns.at("status").at("phase"), "Active");
+  EXPECT_EQ(call("DELETE", "/api/v1/namespaces/default").status, 403);
+}
+
+TEST_F(Crud, StatusSubresourceSeparatesSpecAndStatus) {
+  auto dep = json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
+    "metadata":{"name":"d"},
+    "spec":{"selector":{"matchLabels":{"app":"d"}},
+            "template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"busybox:1"}]}}},
+    "status":{"replicas":7}})");
+  auto created = post("/apis/apps/v1/namespaces/default/deployments", dep);
+  EXPECT_EQ(created.at("metadata").at("generation"), 1);
+  EXPECT_FALSE(created.at("status").as_object().contains("replicas"));  // status ignored on create
+  // Server defaults.
+  EXPECT_EQ(created.at("spec").at("replicas"), 1);
+  EXPECT_EQ(
+      created.at("spec").at("template").at("spec").at("containers").at(0).at("imagePullPolicy"),
+      "IfNotPresent");
+
+  auto st = created;
+  st.as_object()["status"] = json::object{{"replicas", 3}};
+  st.as_object()["spec"].as_object()["replicas"] = 5;
+  auto after_status = put("/apis/apps/v1/namespaces/default/deployments/d/status", st);
+  EXPECT_EQ(after_status.at("status").at("replicas"), 3);
+  EXPECT_EQ(after_status.at("spec").at("replicas"), 1);  // spec ignored on the status subresource
+  EXPECT_EQ(after_status.at("metadata").at("generation"), 1);
+
+  auto main = after_status;
+  main.as_object()["status"] = json::object{{"replicas", 99}};
+  main.as_object()["spec"].as_object()["replicas"] = 2;
+  auto after_main = put("/apis/apps/v1/namespaces/default/deployments/d", main);
+  EXPECT_EQ(after_main.at("status").at("replicas"), 3);  // status ignored on the main resource
+  EXPECT_EQ(after_main.at("spec").at("replicas"), 2);
+  EXPECT_EQ(after_main.at("metadata").at("generation"), 2);  // spec changed
+
+  // A metadata-only change does not bump the generation.
+  after_main.as_object()["metadata"].as_object()["labels"] = json::object{{"x", "y"}};
+  auto labelled = put("/apis/apps/v1/namespaces/default/deployments/d", after_main);
+  EXPECT_EQ(labelled.at("metadata").at("generation"), 2);
+}
+
+TEST_F(Crud, WorkloadValidation) {
+  auto dep = json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
+    "spec":{"selector":{"matchLabels":{"app":"x"}},
+            "template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c"}]}}}})");
+  auto r = call("POST", "/apis/apps/v1/namespaces/default/deployments", json::serialize(dep));
+  ASSERT_EQ(r.status, 422);
+  std::vector<std::string> fields;
+  const auto status = body(r);
+  for (const auto& c : status.at("details").at("causes").as_array())
+    fields.emplace_back(c.at("field").as_string());
+  EXPECT_EQ(fields, (std::vector<std::string>{"spec.template.metadata.labels",
+                                              "spec.template.spec.containers[0].image"}));
+}
+
+TEST_F(Crud, StatefulSetImmutableFields) {
+  auto sts = json::parse(R"({"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"s"},
+    "spec":{"serviceName":"s","selector":{"matchLabels":{"app":"s"}},
+            "template":{"metadata":{"labels":{"app":"s"}},"spec":{"containers":[{"name":"c","image":"i:1"}]}}}})");
+  auto created = post("/apis/apps/v1/namespaces/default/statefulsets", sts);
+  created.as_object()["spec"].as_object()["serviceName"] = "other";
+  auto r = call("PUT", "/apis/apps/v1/namespaces/default/statefulsets/s", json::serialize(created));
+  ASSERT_EQ(r.status, 422);
+  EXPECT_EQ(body(r).at("details").at("causes").at(0).at("field"), "spec");
+  EXPECT_EQ(body(r).at("details").at("causes").at(0).at("reason"), "FieldValueForbidden");
+}
+
+TEST_F(Crud, SecretStringDataAndBase64) {
+  auto created = post(
+      "/api/v1/namespaces/default/secrets",
+      json::parse(
+          R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"a":"hello"}})"));
+  EXPECT_EQ(created.at("data").at("a"), "aGVsbG8=");
+  EXPECT_EQ(created.at("type"), "Opaque");
+  EXPECT_FALSE(created.as_object().contains("stringData"));
+  auto r = call(
+      "POST", "/api/v1/namespaces/default/secrets",
+      R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"t"},"data":{"a":"not base64!"}})");
+  EXPECT_EQ(r.status, 400);
+}
+
+TEST_F(Crud, MissingKindIsDefaultedForBuiltinKinds) {
+  auto created =
+      post("/api/v1/namespaces/default/configmaps", json::parse(R"({"metadata":{"name":"x"}})"));
+  EXPECT_EQ(created.at("kind"), "ConfigMap");
+  EXPECT_EQ(created.at("apiVersion"), "v1");
+}
+
+TEST_F(Crud, DryRunDoesNotPersist) {
+  auto r = call("POST", "/api/v1/namespaces/default/configmaps?dryRun=All",
+                json::serialize(configmap("dry")));
+  EXPECT_EQ(r.status, 201);
+  get("/api/v1/namespaces/default/configmaps/dry", 404);
+}
+
+TEST_F(Crud, ServiceKeepsItsClusterIPWhenAnUpdateLeavesItOut) {
+  auto svc = json::parse(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},
+     "spec":{"ports":[{"port":80}],"selector":{"app":"s"}}})");
+  auto created = post("/api/v1/namespaces/default/services", svc);
+  const auto ip = created.at("spec").at("clusterIP");
+  EXPECT_TRUE(ip.as_string().starts_with("10.96."));
+  EXPECT_EQ(created.at("spec").at("ports").at(0).at("targetPort"), 80);
+  svc.as_object()["spec"].as_object()["selector"] = json::object{{"app", "t"}};
+  auto updated = put("/api/v1/namespaces/default/services/s", svc);
+  EXPECT_EQ(updated.at("spec").at("clusterIP"), ip);
+}
+
+TEST_F(Crud, LeasesAndEndpointsCreateOnUpdate) {
+  auto ep = json::parse(
+      R"({"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"e","namespace":"default"}})");
+  auto r = call("PUT", "/api/v1/namespaces/default/endpoints/e", json::serialize(ep));
+  EXPECT_EQ(r.status, 201);
+  auto cm = configmap("nope");
+  EXPECT_EQ(call("PUT", "/api/v1/namespaces/default/configmaps/nope", json::serialize(cm)).status,
+            404);
+}
+
+TEST_F(Crud, UnknownPathsAndMethods) {
+  EXPECT_EQ(call("GET", "/api/v1/widgets").status, 404);
+  EXPECT_EQ(call("GET", "/apis/nope.example.com/v1/things").status, 404);
+  EXPECT_EQ(call("POST", "/api/v1/namespaces/default/configmaps/x", "{}").status, 405);
+  EXPECT_EQ(call("GET", "/api/v1/namespaces/default/configmaps/x/scale").status, 404);
+}
+
+TEST_F(Crud, WritesAreCountedByVerbResourceAndUserAgent) {
+  call("POST", "/api/v1/namespaces/default/configmaps", json::serialize(configmap("a")),
+       "application/json", "", "operator/1.0");
+  call("PATCH", "/api/v1/namespaces/default/configmaps/a", R"({"data":{"x":"y"}})",
+       "application/merge-patch+json", "", "other/2");
+  call("GET", "/api/v1/namespaces/default/configmaps/a");
+  auto s = api_.stats_json();
+  EXPECT_EQ(s.at("writes").at("total"), 2);
+  EXPECT_EQ(s.at("writes").at("by_verb").at("create"), 1);
+  EXPECT_EQ(s.at("writes").at("by_verb").at("patch"), 1);
+  EXPECT_EQ(s.at("writes").at("by_resource").at("configmaps"), 2);
+  EXPECT_EQ(s.at("writes").at("by_user_agent").at("operator/1.0"), 1);
+  EXPECT_EQ(s.at("writes").at("by_user_agent").at("other/2"), 1);
+  ASSERT_EQ(api_.write_log().size(), 2u);
+  EXPECT_EQ(api_.write_log().back().user_agent, "other/2");
+  auto admin = body(call("GET", "/admin/writes?user_agent=operator"));
+  EXPECT_EQ(admin.at("items").as_array().size(), 1u);
+  call("POST", "/admin/reset-stats");
+  EXPECT_EQ(api_.stats_json().at("writes").at("total"), 0);
+}
+
+TEST_F(Crud, BearerTokenIsRequiredWhenConfigured) {
+  FakeTime t;
+  auto opts = fake_options(t);
+  opts.token = "s3cret";
+  ApiServer api(opts);
+  Request r;
+  r.method = "GET";
+  r.target = "/api/v1/namespaces";
+  EXPECT_EQ(api.handle(r).status, 401);
+  EXPECT_EQ(json::parse(api.handle(r).body_string()).at("reason"), "Unauthorized");
+  r.authorization = "Bearer s3cret";
+  EXPECT_EQ(api.handle(r).status, 200);
+  Request admin;
+  admin.method = "GET";
+  admin.target = "/admin/stats";
+  EXPECT_EQ(api.handle(admin).status, 200);  // loopback admin needs no token
+}
+
+}  // namespace
+}  // namespace aop::sim::testing
