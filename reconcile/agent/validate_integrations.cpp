@@ -25,9 +25,8 @@ void report(Hierarchy& h, const Integration& in, std::string field, std::string 
                                severity});
 }
 
-// "ns/a, ns/b" or "none", for messages.
+// "ns/a, ns/b", for messages.
 std::string known_list(const std::set<std::string>& names) {
-  if (names.empty()) return "none";
   std::string out;
   for (const auto& n : names) {
     if (!out.empty()) out += ", ";
@@ -52,14 +51,12 @@ void check_reference(Hierarchy& h, const Integration& in, const object& config,
   }
   const std::string name(v->get_string());
   if (name.empty() || known.count(name) != 0) return;
-  std::string hint;
-  if (name.find('/') == std::string::npos) {
-    hint = " (instances are named <namespace>/<name>)";
-  }
+  const std::string what_to_do = known.empty()
+                                     ? "this GrafanaAgent selects no " + std::string(kind)
+                                     : "use <namespace>/<name> of one of: " + known_list(known);
   report(h, in, field,
          std::string(kind) + " \"" + name + "\" is not part of GrafanaAgent " +
-             ref(h.agent.metadata) + hint + "; the agent will fail to run this integration. " +
-             "Known: " + known_list(known),
+             ref(h.agent.metadata) + ", so the agent cannot resolve it (" + what_to_do + ")",
          Severity::warning);
 }
 
