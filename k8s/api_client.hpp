@@ -26,6 +26,7 @@
 #include <boost/system/result.hpp>
 
 #include "k8s/resource.hpp"
+#include "net/backoff.hpp"
 
 namespace aop::k8s {
 
@@ -105,6 +106,9 @@ struct WatchOptions {
   std::chrono::seconds timeout{300};
   bool metadata_only = false;
   bool send_initial_events = false;  // streaming list
+  // The stream fails when nothing (not even a bookmark) arrives for this long, so a
+  // stalled connection is noticed; 0 = timeout + 30 s.
+  std::chrono::milliseconds idle_timeout{0};
 };
 
 // One event of a watch stream.
@@ -183,8 +187,13 @@ struct ApiClientOptions {
   double qps = 50;  // client-side rate limit (--kube-api-qps)
   int burst = 100;  // (--kube-api-burst)
   std::string user_agent = "agent-operator";
-  int max_retries = 5;  // for idempotent requests
+  int max_retries = 5;  // see retry_reason (k8s/api_request.hpp)
   std::chrono::milliseconds request_timeout{30000};
+  // Between retries of one request when the server gives no Retry-After: short, since
+  // the caller (a reflector, a reconcile) has its own, longer backoff on top.
+  net::BackoffPolicy retry_backoff{std::chrono::milliseconds(200), 2.0, std::chrono::seconds(5),
+                                   0.5, std::chrono::minutes(2)};
+  std::size_t max_connections = 32;  // pooled connections for short requests
 };
 
 // The real client over net::HttpClient.
