@@ -1,0 +1,150 @@
+// DependencyIndex: which roots must be reconciled again when an object changes.
+//
+// Each reconcile records what its root read: single objects by (kind, namespace/name),
+// and selections of a kind by a namespace rule (one namespace | namespaces whose labels
+// match a selector | all namespaces) plus a label selector. An event on an object then
+// finds every root whose recorded reads it falls into; for an update both the old and
+// the new object are tested, so an object whose labels moved it OUT of a hierarchy
+// reconciles that hierarchy too. A Namespace label change reconciles the roots whose
+// namespace-selector rules matched it before and not after, or after and not before
+// (a namespace that keeps matching changes nothing those roots read).
+//
+// Cost: a lookup does not scan all roots. Object reads are a hash lookup. Selections in
+// one namespace are bucketed by (kind, namespace), and inside a bucket by one equality
+// requirement of the selector (matchLabels `k: v`, the common case): the lookup visits
+// only the entries whose pinned label the object carries, plus the bucket's unpinned
+// ones. All-namespace selections are bucketed the same way by kind. Namespace-selector
+// rules (rare, and needing the namespace's labels) live in a separate per-kind list.
+//
+// Thread-safety: a shared_mutex; set()/remove()/namespace_changed() are exclusive and
+// atomic (readers see a root's old or new dependencies, never a mix), lookups shared.
+//
+// Namespace labels for the "selected" rules are tracked here from Namespace events
+// (namespace_changed), so a controller that uses such rules must feed its Namespace
+// informer's events in (see namespace_event_handler).
+#pragma once
+
+#include <atomic>
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "k8s/informer.hpp"
+#include "k8s/label_selector.hpp"
+#include "k8s/resource.hpp"
+
+namespace aop::runtime {
+
+// A kind independent of its API version (events and reads of one kind may use different
+// versions; the index does not care).
+struct GroupKind {
+  std::string group;  // "" for the core group
+  std::string kind;
+
+  static GroupKind of(const k8s::GroupVersionKind& gvk) { return {gvk.group, gvk.kind}; }
+  std::string str() const { return group.empty() ? kind : kind + "." + group; }
+  auto operator<=>(const GroupKind&) const = default;
+};
+
+enum class NamespaceScope {
+  one,       // objects in `ns` only ("" for cluster-scoped kinds)
+  selected,  // objects in namespaces whose labels match `namespace_selector`
+  all,       // objects in every namespace
+};
+
+// "Every object of `kind` in these namespaces whose labels match `selector`".
+struct KindSelection {
+  GroupKind kind;
+  NamespaceScope scope = NamespaceScope::one;
+  std::string ns;                         // scope == one
+  k8s::LabelSelector namespace_selector;  // scope == selected
+  k8s::LabelSelector selector;            // LabelSelector::nothing() selects nothing
+  bool operator==(const KindSelection&) const = default;
+};
+
+struct ObjectDependency {
+  GroupKind kind;
+  k8s::ObjectKey key;
+  auto operator<=>(const ObjectDependency&) const = default;
+};
+
+struct RootDependencies {
+  std::vector<ObjectDependency> objects;
+  std::vector<KindSelection> selections;
+  bool operator==(const RootDependencies&) const = default;
+};
+
+using Labels = std::map<std::string, std::string, std::less<>>;
+
+class DependencyIndex {
+ public:
+  DependencyIndex();
+  ~DependencyIndex();
+  DependencyIndex(const DependencyIndex&) = delete;
+  DependencyIndex& operator=(const DependencyIndex&) = delete;
+
+  // Replaces everything `root` depends on, atomically. Returns false (and does nothing)
+  // when the dependencies are the same as recorded: the common case on resync.
+  bool set(const std::string& root, RootDependencies deps);
+  // Forgets `root` (deleted).
+  void remove(const std::string& root);
+
+  // Roots affected by an add or delete of this object, sorted and unique.
+  std::vector<std::string> affected(const GroupKind& kind, std::string_view ns,
+                                    std::string_view name, const k8s::LabelView& labels) const;
+  // Roots affected by an update: those selecting the old or the new labels.
+  std::vector<std::string> affected(const GroupKind& kind, std::string_view ns,
+                                    std::string_view name, const k8s::LabelView& old_labels,
+                                    const k8s::LabelView& new_labels) const;
+
+  // A Namespace was added (old == nullptr), changed, or deleted (new == nullptr).
+  // Records its labels and returns the roots whose namespace-selector rules now match it
+  // differently than before. (Roots that read the Namespace object itself are found with
+  // affected() on kind Namespace; namespace_event_handler does both.)
+  std::vector<std::string> namespace_changed(std::string_view name, const Labels* old_labels,
+                                             const Labels* new_labels);
+
+  // What is recorded for `root` (empty when unknown). For tests and debugging.
+  RootDependencies dependencies(const std::string& root) const;
+  std::size_t root_count() const;
+  // Selections whose selector was evaluated by lookups so far (cumulative). Shows that a
+  // lookup examines the entries filed under the object's labels, not every root.
+  std::uint64_t selections_examined() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  mutable std::shared_mutex mutex_;  // owns *impl_
+  mutable std::atomic<std::uint64_t> examined_{0};
+};
+
+// The labels of an object as a map (metadata.labels), for Namespace events.
+Labels labels_of(const k8s::Object& object);
+
+using Enqueue = std::function<void(const std::string& root)>;
+
+// Handlers keep a reference to `index`, which must outlive the informer they are added to.
+
+// An informer handler for objects of `kind` that enqueues every dependent root.
+k8s::EventHandler dependents_event_handler(const DependencyIndex& index, GroupKind kind,
+                                           Enqueue enqueue);
+
+// The handler for the Namespace informer: namespace-selector rules (namespace_changed)
+// plus roots that read Namespace objects directly.
+k8s::EventHandler namespace_event_handler(DependencyIndex& index, Enqueue enqueue);
+
+// A handler for owned objects that enqueues their owner of kind `owner` (the root).
+// The root key is "<object namespace>/<owner name>" when the owner is namespaced,
+// else "<owner name>". With `controller_only`, only a controller reference counts.
+k8s::EventHandler owner_event_handler(GroupKind owner, bool owner_namespaced, bool controller_only,
+                                      Enqueue enqueue);
+
+}  // namespace aop::runtime
