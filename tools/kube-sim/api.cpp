@@ -545,6 +545,87 @@ std::string aggregated_version(std::string_view accept) {
 
 }  // namespace
 
+// kubectl (1.27+) reads /openapi/v3 to learn whether the server validates fields itself
+// (a PATCH operation of the kind with a `fieldValidation` query parameter). These
+// documents carry exactly that and no schemas: kubectl then leaves validation to the
+// server (fieldValidation=Strict) and builds apply patches from its compiled-in type
+// information (built-in kinds) or as JSON merge patches (custom resources), never
+// needing /openapi/v2, which answers 404.
+Response ApiServer::openapi(const std::vector<std::string>& segs) {
+  auto not_found = [] {
+    ApiError e;
+    e.code = 404;
+    e.reason = "NotFound";
+    e.message = "the server could not find the requested resource";
+    return error_response(e);
+  };
+  if (segs.size() < 2 || segs[1] != "v3") return not_found();
+  auto gv_doc = [&](const std::string& group, const std::string& version) {
+    json::object paths;
+    for (const auto& t : registry_.types(group, version)) {
+      const std::string base = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+      const std::string coll = t->namespaced ? base + "/namespaces/{namespace}/" + t->resource
+                                             : base + "/" + t->resource;
+      json::object gvk{{"group", group}, {"version", version}, {"kind", t->kind}};
+      json::array params{
+          json::object{
+              {"name", "dryRun"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
+          json::object{{"name", "fieldManager"},
+                       {"in", "query"},
+                       {"schema", json::object{{"type", "string"}}}},
+          json::object{{"name", "fieldValidation"},
+                       {"in", "query"},
+                       {"schema", json::object{{"type", "string"}}}}};
+      json::object op{{"operationId", "patch" + t->kind},
+                      {"parameters", params},
+                      {"responses", json::object{{"200", json::object{{"description", "OK"}}}}},
+                      {"x-kubernetes-action", "patch"},
+                      {"x-kubernetes-group-version-kind", gvk}};
+      paths[coll + "/{name}"] = json::object{{"patch", op}};
+      if (t->status_subresource) paths[coll + "/{name}/status"] = json::object{{"patch", op}};
+    }
+    return json::object{
+        {"openapi", "3.0.0"},
+        {"info", json::object{{"title", "Kubernetes (kube-sim)"}, {"version", "v1.32.0"}}},
+        {"paths", std::move(paths)},
+        {"components", json::object()}};
+  };
+  auto hash = [](const std::string& s) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (char c : s) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llX", static_cast<unsigned long long>(h));
+    return std::string(buf);
+  };
+  if (segs.size() == 2) {
+    json::object paths;
+    for (const auto& g : registry_.groups()) {
+      for (const auto& v : g.versions) {
+        const std::string key = g.group.empty() ? "api/" + v : "apis/" + g.group + "/" + v;
+        paths[key] = json::object{
+            {"serverRelativeURL",
+             "/openapi/v3/" + key + "?hash=" + hash(json::serialize(gv_doc(g.group, v)))}};
+      }
+    }
+    return json_response(200, json::serialize(json::object{{"paths", std::move(paths)}}));
+  }
+  std::string group;
+  std::string version;
+  if (segs.size() == 4 && segs[2] == "api") {
+    version = segs[3];
+  } else if (segs.size() == 5 && segs[2] == "apis") {
+    group = segs[3];
+    version = segs[4];
+  } else {
+    return not_found();
+  }
+  if (registry_.types(group, version).empty()) return not_found();
+  return json_response(200, json::serialize(gv_doc(group, version)));
+}
+
 Response ApiServer::handle_discovery(const Request& req, const std::vector<std::string>& segs,
                                      bool& handled) {
   handled = true;
@@ -566,13 +647,7 @@ Response ApiServer::handle_discovery(const Request& req, const std::vector<std::
                    {"platform", "linux/amd64"}};
     return json_response(200, json::serialize(v));
   }
-  if (!segs.empty() && segs[0] == "openapi") {
-    ApiError e;
-    e.code = 404;
-    e.reason = "NotFound";
-    e.message = "the server could not find the requested resource";
-    return error_response(e);
-  }
+  if (!segs.empty() && segs[0] == "openapi") return openapi(segs);
   const std::string agg = aggregated_version(req.accept);
   if (segs.size() == 1 && (segs[0] == "api" || segs[0] == "apis")) {
     const bool core = segs[0] == "api";

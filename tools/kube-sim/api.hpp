@@ -114,6 +114,8 @@ class ApiServer {
   const ResourceRegistry& registry() const { return registry_; }
   Faults& faults() { return *faults_; }
   const ServerOptions& options() const { return options_; }
+  // The address clients use (known once the listener is bound), reported by /api.
+  void set_server_address(std::string address) { options_.server_address = std::move(address); }
   boost::json::object stats_json() const;
   void reset_stats();
   const std::deque<WriteRecord>& write_log() const { return write_log_; }
@@ -135,6 +137,7 @@ class ApiServer {
   Response handle_discovery(const Request& req, const std::vector<std::string>& segs,
                             bool& handled);
   Response handle_resource(const Request& req, Target& t);
+  Response openapi(const std::vector<std::string>& segs);
 
   Response do_get(const Request& req, Target& t);
   Response do_list(const Request& req, Target& t);

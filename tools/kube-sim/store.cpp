@@ -287,7 +287,9 @@ bool Watcher::matches(const StoredObject& o) const {
 }
 
 void Watcher::wake() {
-  if (wakeup_) wakeup_();
+  if (woken_ || !wakeup_) return;
+  woken_ = true;
+  wakeup_();
 }
 
 void Watcher::push(Piece p, bool is_event) {
@@ -428,6 +430,7 @@ std::vector<Piece> Watcher::take() {
                          std::make_move_iterator(pending_.end()));
   pending_.clear();
   pending_bytes_ = 0;
+  woken_ = false;
   return out;
 }
 

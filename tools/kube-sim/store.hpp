@@ -185,7 +185,8 @@ class Watcher {
   bool has_pending() const { return !pending_.empty(); }
   std::size_t pending_bytes() const { return pending_bytes_; }
   std::uint64_t events_sent() const { return events_; }
-  // Called (from the store's thread) when output or the end becomes available.
+  // Called (from the store's thread) when output or the end becomes available; once per
+  // take(), however many events arrive in between.
   void set_wakeup(std::function<void()> f) { wakeup_ = std::move(f); }
 
  private:
@@ -199,6 +200,7 @@ class Watcher {
   std::uint64_t events_ = 0;
   bool closed_ = false;
   bool stalled_ = false;
+  bool woken_ = false;  // a wake-up is outstanding until the next take()
   std::chrono::steady_clock::time_point next_bookmark_;
   std::function<void()> wakeup_;
 };
