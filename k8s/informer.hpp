@@ -21,6 +21,7 @@
 
 #include "k8s/api_client.hpp"
 #include "k8s/object.hpp"
+#include "k8s/reflector.hpp"
 #include "k8s/store.hpp"
 
 namespace aop::k8s {
@@ -34,6 +35,11 @@ struct InformerOptions {
   std::size_t page_size = 500;
   bool streaming_list = false;  // try sendInitialEvents=true first
   // Resync delivers no events by itself: controllers resync from their own timer.
+
+  // Tuning with client-go's defaults (k8s/reflector.hpp); tests shorten them.
+  net::BackoffPolicy backoff;
+  std::chrono::seconds min_watch_timeout = kMinWatchTimeout;
+  std::chrono::seconds max_watch_timeout = kMaxWatchTimeout;
 };
 
 // Handlers run on the informer's strand, one event at a time, in stream order. They
@@ -60,6 +66,9 @@ class Informer {
   virtual bool has_synced() const = 0;
 };
 
+// The client must outlive the informer's coroutine: stop() the informer and let its
+// executor run until the coroutine has returned (or stop the io_context) before
+// destroying the client. Destroying the informer stops it.
 std::unique_ptr<Informer> make_informer(boost::asio::any_io_executor executor, ApiClient& client,
                                         InformerOptions options);
 
