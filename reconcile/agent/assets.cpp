@@ -12,8 +12,6 @@
 namespace aop::agent {
 namespace {
 
-using boost::json::object;
-
 class Collector {
  public:
   explicit Collector(std::vector<AssetRef>& out) : out_(out) {}
@@ -264,13 +262,21 @@ std::map<std::string, std::string> asset_secret_data(const AssetStore& store,
     const std::string dk = sanitize_label_name(key);
     const auto prev = origin.find(dk);
     if (prev != origin.end() && problems != nullptr) {
+      std::string message = "asset keys ";
+      message += prev->second;
+      message += " and ";
+      message += key;
+      message += " both map to data key ";
+      message += dk;
+      message += " of Secret ";
+      message += agent.metadata.name;
+      message += "-secrets; ";
+      message += key;
+      message += " is used (rename one of the referenced objects or keys)";
       problems->push_back(Problem{Kind::grafana_agent,
                                   {agent.metadata.ns, agent.metadata.name},
                                   "",
-                                  "asset keys " + prev->second + " and " + key +
-                                      " both map to data key " + dk + " of Secret " +
-                                      agent.metadata.name + "-secrets; " + key +
-                                      " is used (rename one of the referenced objects or keys)",
+                                  std::move(message),
                                   Severity::warning});
     }
     origin[dk] = key;

@@ -134,8 +134,12 @@ object stage(RenderContext& ctx, const PipelineStageSpec& s, const std::string& 
         boost::system::error_code ec;
         const value n = boost::json::parse(m.buckets[i], ec);
         if (ec || !n.is_number()) {
-          ctx.fail(where + ".metrics." + name + ".buckets[" + std::to_string(i) +
-                   "]: " + "bucket \"" + m.buckets[i] + "\" is not a number");
+          std::string message = where + ".metrics." + name + ".buckets[";
+          message += std::to_string(i);
+          message += "]: bucket \"";
+          message += m.buckets[i];
+          message += "\" is not a number";
+          ctx.fail(std::move(message));
           continue;
         }
         buckets.emplace_back(n.to_number<double>());
