@@ -1,0 +1,784 @@
+#include "reconcile/runtime/apply.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <set>
+#include <stdexcept>
+
+#include <openssl/evp.h>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include "net/log.hpp"
+
+namespace aop::runtime {
+
+namespace json = boost::json;
+
+namespace {
+
+const GroupKind kService{"", "Service"};
+const GroupKind kDeployment{"apps", "Deployment"};
+const GroupKind kStatefulSet{"apps", "StatefulSet"};
+const GroupKind kDaemonSet{"apps", "DaemonSet"};
+
+std::string sha256_hex(std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("SHA-256 is unavailable in this OpenSSL");  // start-up failure
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(len * 2);
+  for (unsigned int i = 0; i < len; ++i) {
+    out.push_back(kHex[md[i] >> 4]);
+    out.push_back(kHex[md[i] & 0xf]);
+  }
+  return out;
+}
+
+void write_canonical(const json::value& v, std::string& out) {
+  switch (v.kind()) {
+    case json::kind::object: {
+      const auto& o = v.get_object();
+      std::vector<const json::key_value_pair*> members;
+      members.reserve(o.size());
+      for (const auto& kv : o) members.push_back(&kv);
+      std::sort(members.begin(), members.end(),
+                [](const auto* a, const auto* b) { return a->key() < b->key(); });
+      out.push_back('{');
+      bool first = true;
+      for (const auto* kv : members) {
+        if (!first) out.push_back(',');
+        first = false;
+        out += json::serialize(json::string_view(kv->key()));
+        out.push_back(':');
+        write_canonical(kv->value(), out);
+      }
+      out.push_back('}');
+      break;
+    }
+    case json::kind::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const auto& e : v.get_array()) {
+        if (!first) out.push_back(',');
+        first = false;
+        write_canonical(e, out);
+      }
+      out.push_back(']');
+      break;
+    }
+    default:
+      out += json::serialize(v);
+  }
+}
+
+bool numbers_equal(const json::value& a, const json::value& b) {
+  if (a.is_double() || b.is_double()) {
+    const auto da = a.to_number<double>();
+    const auto db = b.to_number<double>();
+    return da == db;
+  }
+  if (a.is_int64() && b.is_int64()) return a.get_int64() == b.get_int64();
+  if (a.is_uint64() && b.is_uint64()) return a.get_uint64() == b.get_uint64();
+  const json::value& i = a.is_int64() ? a : b;
+  const json::value& u = a.is_int64() ? b : a;
+  return i.get_int64() >= 0 && static_cast<std::uint64_t>(i.get_int64()) == u.get_uint64();
+}
+
+const json::value* find_path(const json::object& o, const JsonPath& path) {
+  const json::object* cur = &o;
+  const json::value* v = nullptr;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    v = cur->if_contains(path[i]);
+    if (!v) return nullptr;
+    if (i + 1 < path.size()) {
+      cur = v->if_object();
+      if (!cur) return nullptr;
+    }
+  }
+  return v;
+}
+
+void set_path(json::object& o, const JsonPath& path, json::value value) {
+  json::object* cur = &o;
+  for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+    json::value& next = (*cur)[path[i]];
+    if (!next.is_object()) next = json::object();
+    cur = &next.get_object();
+  }
+  (*cur)[path.back()] = std::move(value);
+}
+
+json::object& ensure_object(json::object& o, std::string_view key) {
+  json::value& v = o[key];
+  if (!v.is_object()) v = json::object();
+  return v.get_object();
+}
+
+std::string api_group(std::string_view api_version) {
+  const auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string()
+                                         : std::string(api_version.substr(0, slash));
+}
+
+std::string string_at(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// "<Kind> <namespace/name>" for messages.
+std::string describe(const GroupKind& gk, const k8s::ObjectKey& key) {
+  return gk.kind + " " + key.str();
+}
+
+std::string record_key(const GroupKind& gk, const k8s::ObjectKey& key) {
+  return gk.group + "\n" + gk.kind + "\n" + key.ns + "\n" + key.name;
+}
+
+// The live object has everything the update would set: nothing to write.
+bool update_is_noop(const json::object& body, const json::object& live) {
+  const json::object* live_md = nullptr;
+  if (const auto* v = live.if_contains("metadata")) live_md = v->if_object();
+  if (!live_md) return false;
+  const json::object* body_md = nullptr;
+  if (const auto* v = body.if_contains("metadata")) body_md = v->if_object();
+  if (body_md) {
+    for (const char* field : {"labels", "annotations"}) {
+      const auto* want = body_md->if_contains(field);
+      if (!want) continue;
+      const auto* have = live_md->if_contains(field);
+      if (!have || !json_subset(*want, *have)) return false;
+    }
+    if (const auto* want = body_md->if_contains("ownerReferences"); want && want->is_array()) {
+      const auto* have = live_md->if_contains("ownerReferences");
+      if (!have || !have->is_array()) return !want->get_array().empty() ? false : true;
+      for (const auto& ref : want->get_array()) {
+        const bool found = std::any_of(have->get_array().begin(), have->get_array().end(),
+                                       [&](const json::value& h) { return json_subset(ref, h); });
+        if (!found) return false;
+      }
+    }
+    if (const auto* want = body_md->if_contains("finalizers")) {
+      const auto* have = live_md->if_contains("finalizers");
+      if (!have || !json_subset(*want, *have)) return false;
+    }
+  }
+  json::object rest = body;
+  rest.erase("metadata");
+  rest.erase("status");
+  return json_subset(rest, live);
+}
+
+}  // namespace
+
+std::map<GroupKind, std::vector<JsonPath>> ApplyOptions::default_carry_over() {
+  return {
+      {kService,
+       {{"spec", "clusterIP"},
+        {"spec", "clusterIPs"},
+        {"spec", "ipFamilies"},
+        {"spec", "ipFamilyPolicy"},
+        {"spec", "healthCheckNodePort"}}},
+      {kDeployment, {{"spec", "replicas"}}},
+      {kStatefulSet, {{"spec", "replicas"}}},
+  };
+}
+
+std::map<GroupKind, std::vector<JsonPath>> ApplyOptions::default_drift_ignore() {
+  return {
+      {kDeployment, {{"spec", "replicas"}}},
+      {kStatefulSet, {{"spec", "replicas"}}},
+  };
+}
+
+std::map<GroupKind, k8s::DeleteOptions> ApplyOptions::default_recreate() {
+  k8s::DeleteOptions sts;
+  sts.grace_period_seconds = 5;
+  return {{kStatefulSet, sts}, {kDaemonSet, {}}, {kDeployment, {}}};
+}
+
+std::string canonical_json(const json::value& v) {
+  std::string out;
+  write_canonical(v, out);
+  return out;
+}
+
+bool json_subset(const json::value& desired, const json::value& live) {
+  if (desired.is_number() && live.is_number()) return numbers_equal(desired, live);
+  if (desired.kind() != live.kind()) return false;
+  switch (desired.kind()) {
+    case json::kind::object: {
+      const auto& lo = live.get_object();
+      for (const auto& [k, v] : desired.get_object()) {
+        const auto* lv = lo.if_contains(k);
+        if (!lv || !json_subset(v, *lv)) return false;
+      }
+      return true;
+    }
+    case json::kind::array: {
+      const auto& da = desired.get_array();
+      const auto& la = live.get_array();
+      if (da.size() != la.size()) return false;
+      for (std::size_t i = 0; i < da.size(); ++i) {
+        if (!json_subset(da[i], la[i])) return false;
+      }
+      return true;
+    }
+    default:
+      return desired == live;
+  }
+}
+
+std::optional<k8s::GroupVersionKind> gvk_of(const json::object& obj) {
+  const std::string api_version = string_at(obj, "apiVersion");
+  const std::string kind = string_at(obj, "kind");
+  if (api_version.empty() || kind.empty()) return std::nullopt;
+  k8s::GroupVersionKind gvk;
+  const auto slash = api_version.find('/');
+  if (slash == std::string::npos) {
+    gvk.version = api_version;
+  } else {
+    gvk.group = api_version.substr(0, slash);
+    gvk.version = api_version.substr(slash + 1);
+  }
+  gvk.kind = kind;
+  return gvk;
+}
+
+json::object update_body(const json::object& desired, const json::object& live,
+                         const ApplyOptions& options, const std::string& hash, bool drift_repair) {
+  json::object body = desired;
+  json::object& md = ensure_object(body, "metadata");
+  const json::object* live_md = nullptr;
+  if (const auto* v = live.if_contains("metadata")) live_md = v->if_object();
+  static const json::object kEmpty;
+  if (!live_md) live_md = &kEmpty;
+
+  md["resourceVersion"] = string_at(*live_md, "resourceVersion");
+
+  auto merge_map = [&](std::string_view field, bool merge) {
+    json::object merged;
+    if (merge) {
+      if (const auto* v = live_md->if_contains(field); v && v->is_object())
+        merged = v->get_object();
+    }
+    if (const auto* v = md.if_contains(field); v && v->is_object()) {
+      for (const auto& [k, val] : v->get_object()) merged[k] = val;
+    }
+    return merged;
+  };
+  json::object labels = merge_map("labels", options.merge_labels);
+  if (!labels.empty()) {
+    md["labels"] = std::move(labels);
+  } else {
+    md.erase("labels");
+  }
+  json::object annotations = merge_map("annotations", options.merge_annotations);
+  annotations[options.hash_annotation] = hash;
+  md["annotations"] = std::move(annotations);
+
+  if (options.merge_owner_references) {
+    json::array refs;
+    if (const auto* v = live_md->if_contains("ownerReferences"); v && v->is_array()) {
+      refs = v->get_array();
+    }
+    if (const auto* v = md.if_contains("ownerReferences"); v && v->is_array()) {
+      for (const auto& want : v->get_array()) {
+        if (!want.is_object()) continue;
+        const auto& w = want.get_object();
+        const std::string uid = string_at(w, "uid");
+        const auto same_uid = std::find_if(refs.begin(), refs.end(), [&](const json::value& r) {
+          return r.is_object() && string_at(r.get_object(), "uid") == uid;
+        });
+        if (same_uid != refs.end()) continue;  // existing kept as is (§3.11)
+        const auto* wc = w.if_contains("controller");
+        if (wc && wc->is_bool() && wc->get_bool()) {
+          // A controller reference to a recreated owner (same kind and name, new UID)
+          // replaces the stale one: two controllers would be rejected.
+          const auto stale = std::find_if(refs.begin(), refs.end(), [&](const json::value& r) {
+            if (!r.is_object()) return false;
+            const auto& ro = r.get_object();
+            const auto* rc = ro.if_contains("controller");
+            return rc && rc->is_bool() && rc->get_bool() &&
+                   string_at(ro, "kind") == string_at(w, "kind") &&
+                   string_at(ro, "name") == string_at(w, "name") &&
+                   api_group(string_at(ro, "apiVersion")) == api_group(string_at(w, "apiVersion"));
+          });
+          if (stale != refs.end()) {
+            *stale = want;
+            continue;
+          }
+        }
+        refs.push_back(want);
+      }
+    }
+    if (!refs.empty()) md["ownerReferences"] = std::move(refs);
+  }
+
+  const auto gvk = gvk_of(desired);
+  const GroupKind gk = gvk ? GroupKind::of(*gvk) : GroupKind{};
+  auto carry = [&](const JsonPath& path, bool overwrite) {
+    if (path.empty()) return;
+    const json::value* have = find_path(live, path);
+    if (!have) return;
+    if (!overwrite && find_path(body, path)) return;
+    set_path(body, path, *have);
+  };
+  for (const auto& path : options.carry_over_all) carry(path, false);
+  if (const auto it = options.carry_over.find(gk); it != options.carry_over.end()) {
+    for (const auto& path : it->second) carry(path, false);
+  }
+  if (drift_repair) {
+    if (const auto it = options.drift_ignore.find(gk); it != options.drift_ignore.end()) {
+      for (const auto& path : it->second) carry(path, true);
+    }
+  }
+  return body;
+}
+
+// ---------------------------------------------------------------------------------------
+
+struct ApplyEngine::Impl {
+  Impl(k8s::ApiClient& c, const ObjectCache& ca, ApplyOptions o)
+      : client(c),
+        cache(ca),
+        options(std::move(o)),
+        registry(options.registry ? *options.registry : net::metrics::registry()),
+        applied(registry.counter("agent_operator_apply_total",
+                                 "Objects handled by the apply engine, by action "
+                                 "(create, update, delete, recreate, unchanged).",
+                                 {"controller", "kind", "action"})),
+        errors(registry.counter("agent_operator_apply_errors_total",
+                                "Objects the apply engine failed to write.",
+                                {"controller", "kind"})),
+        conflicts(registry.counter("agent_operator_apply_conflicts_total",
+                                   "Writes that hit a conflict and were retried from fresh "
+                                   "state.",
+                                   {"controller", "kind"})),
+        recreates(registry.counter("agent_operator_apply_recreates_total",
+                                   "Objects deleted and created again because an update "
+                                   "was rejected for immutable fields.",
+                                   {"controller", "kind"})) {}
+
+  bool may_write() const { return !options.may_write || options.may_write(); }
+
+  // What the engine's own last write of an object produced.
+  struct Record {
+    std::string uid;
+    std::string hash;
+    std::string resource_version;
+    std::int64_t generation = 0;
+  };
+
+  void remember(const std::string& rkey, const json::value& written, const std::string& hash) {
+    const auto* obj = written.if_object();
+    if (!obj) return;
+    const auto* md_v = obj->if_contains("metadata");
+    if (!md_v || !md_v->is_object()) return;
+    const auto& md = md_v->get_object();
+    Record r;
+    r.uid = string_at(md, "uid");
+    r.hash = hash;
+    r.resource_version = string_at(md, "resourceVersion");
+    if (const auto* g = md.if_contains("generation"); g && g->is_number()) {
+      r.generation = g->to_number<std::int64_t>();
+    }
+    const std::lock_guard lock(records_mutex);
+    records[rkey] = std::move(r);
+  }
+
+  void remember(const std::string& rkey, const k8s::Object& live, const std::string& hash) {
+    Record r{std::string(live.uid()), hash, std::string(live.resource_version()),
+             live.generation()};
+    const std::lock_guard lock(records_mutex);
+    records[rkey] = std::move(r);
+  }
+
+  std::optional<Record> recall(const std::string& rkey) const {
+    const std::lock_guard lock(records_mutex);
+    const auto it = records.find(rkey);
+    if (it == records.end()) return std::nullopt;
+    return it->second;
+  }
+
+  void forget(const std::string& rkey) {
+    const std::lock_guard lock(records_mutex);
+    records.erase(rkey);
+  }
+
+  // Fresh state from the API server (after a conflict). nullptr: not found.
+  boost::asio::awaitable<k8s::ApiResult<k8s::ObjectPtr>> fetch(const k8s::GroupVersionKind& gvk,
+                                                               const k8s::ObjectKey& key) {
+    auto r = co_await client.get(gvk, key);
+    if (!r) {
+      if (r.error().not_found()) co_return k8s::ObjectPtr{};
+      co_return r.error();
+    }
+    co_return k8s::Object::from_json(r.value(), k8s::Transform{}, gvk);
+  }
+
+  void count(const GroupKind& gk, const char* action) {
+    applied.with({options.controller, gk.kind, action}).inc();
+  }
+
+  void fail(ApplyReport& report, const GroupKind& gk, const k8s::ObjectKey& key,
+            const std::string& root, std::string what) {
+    errors.with({options.controller, gk.kind}).inc();
+    std::string msg = describe(gk, key) + ": " + what;
+    net::log::warn("apply failed", {{"controller", options.controller},
+                                    {"root", root},
+                                    {"object", describe(gk, key)},
+                                    {"error", what}});
+    report.errors.push_back(std::move(msg));
+  }
+
+  // Deletes `live` and waits until it is gone. Returns an error message or "".
+  boost::asio::awaitable<std::string> delete_and_wait(const k8s::GroupVersionKind& gvk,
+                                                      const k8s::ObjectKey& key,
+                                                      const std::string& uid,
+                                                      k8s::DeleteOptions opts) {
+    opts.precondition_uid = uid;
+    auto r = co_await client.remove(gvk, key, opts);
+    if (!r && !r.error().not_found() && !r.error().conflict()) {
+      co_return "delete before recreate: " + r.error().describe();
+    }
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+    const auto deadline = std::chrono::steady_clock::now() + options.recreate_timeout;
+    for (;;) {
+      auto g = co_await client.get(gvk, key);
+      if (!g && g.error().not_found()) co_return std::string();
+      if (g) {
+        const auto* md =
+            g.value().is_object() ? g.value().get_object().if_contains("metadata") : nullptr;
+        if (md && md->is_object() && string_at(md->get_object(), "uid") != uid) {
+          co_return std::string();  // already replaced by someone else
+        }
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        co_return "still present " +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::seconds>(options.recreate_timeout)
+                    .count()) +
+            " s after it was deleted for recreation (finalizers?)";
+      }
+      timer.expires_after(options.recreate_poll);
+      boost::system::error_code ec;
+      co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    }
+  }
+
+  // Applies one desired object. Returns false when it failed (or writes are blocked).
+  boost::asio::awaitable<bool> apply_one(const json::object& desired, const std::string& root,
+                                         ApplyReport& report) {
+    const auto gvk = gvk_of(desired);
+    const json::object* md = nullptr;
+    if (const auto* v = desired.if_contains("metadata")) md = v->if_object();
+    k8s::ObjectKey key;
+    if (md) key = {string_at(*md, "namespace"), string_at(*md, "name")};
+    if (!gvk || key.name.empty()) {
+      report.errors.push_back("desired object of root " + root +
+                              " lacks apiVersion, kind or metadata.name (a controller bug)");
+      co_return false;
+    }
+    const GroupKind gk = GroupKind::of(*gvk);
+    const std::string rkey = record_key(gk, key);
+    const std::string hash = hash_of(desired);
+
+    k8s::ObjectPtr live = cache.get(gk, key);
+    bool recreating = false;
+    for (int attempt = 0;; ++attempt) {
+      if (attempt > options.conflict_retries + 1) {
+        fail(report, gk, key, root,
+             "conflicting writes persisted after " + std::to_string(options.conflict_retries) +
+                 " retries; will retry later");
+        co_return false;
+      }
+      if (!live) {
+        if (!may_write()) {
+          report.write_blocked = true;
+          co_return false;
+        }
+        json::object body = desired;
+        ensure_object(ensure_object(body, "metadata"), "annotations")[options.hash_annotation] =
+            hash;
+        auto r = co_await client.create(json::value(std::move(body)));
+        if (r) {
+          remember(rkey, r.value(), hash);
+          if (recreating) {
+            ++report.recreated;
+            count(gk, "recreate");
+            recreates.with({options.controller, gk.kind}).inc();
+          } else {
+            ++report.created;
+            count(gk, "create");
+          }
+          net::log::info(
+              recreating ? "recreated" : "created",
+              {{"controller", options.controller}, {"root", root}, {"object", describe(gk, key)}});
+          co_return true;
+        }
+        if (r.error().conflict()) {  // AlreadyExists: our cache is behind
+          ++report.conflicts;
+          conflicts.with({options.controller, gk.kind}).inc();
+          auto fresh = co_await fetch(*gvk, key);
+          if (!fresh) {
+            fail(report, gk, key, root, "read after AlreadyExists: " + fresh.error().describe());
+            co_return false;
+          }
+          live = fresh.value();
+          continue;
+        }
+        fail(report, gk, key, root, "create: " + r.error().describe());
+        co_return false;
+      }
+
+      if (live->being_deleted()) {
+        // Wait for it to go (an owner's deletion or someone's kubectl delete), then create.
+        report.waiting = true;
+        co_return true;
+      }
+
+      bool drift_repair = false;
+      if (live->annotation(options.hash_annotation) == std::optional<std::string_view>(hash)) {
+        const auto rec = recall(rkey);
+        if (!rec || rec->hash != hash) {
+          remember(rkey, *live, hash);  // first sight: the live object is the baseline
+          ++report.unchanged;
+          count(gk, "unchanged");
+          co_return true;
+        }
+        const bool same =
+            rec->uid == live->uid() &&
+            (live->generation() > 0 ? rec->generation == live->generation()
+                                    : rec->resource_version == live->resource_version());
+        if (same) {
+          ++report.unchanged;
+          count(gk, "unchanged");
+          co_return true;
+        }
+        drift_repair = true;  // someone else wrote it since: check what they changed
+      }
+
+      const json::value live_json = live->to_json();
+      static const json::object kEmpty;
+      const json::object& live_obj = live_json.is_object() ? live_json.get_object() : kEmpty;
+      json::object body = update_body(desired, live_obj, options, hash, drift_repair);
+      if (drift_repair && update_is_noop(body, live_obj)) {
+        remember(rkey, *live, hash);
+        ++report.unchanged;
+        count(gk, "unchanged");
+        co_return true;
+      }
+      if (!may_write()) {
+        report.write_blocked = true;
+        co_return false;
+      }
+      auto r = co_await client.update(json::value(std::move(body)));
+      if (r) {
+        remember(rkey, r.value(), hash);
+        ++report.updated;
+        count(gk, "update");
+        net::log::info("updated", {{"controller", options.controller},
+                                   {"root", root},
+                                   {"object", describe(gk, key)},
+                                   {"drift", drift_repair}});
+        co_return true;
+      }
+      const k8s::ApiError& e = r.error();
+      if (e.conflict()) {
+        ++report.conflicts;
+        conflicts.with({options.controller, gk.kind}).inc();
+        auto fresh = co_await fetch(*gvk, key);
+        if (!fresh) {
+          fail(report, gk, key, root, "read after Conflict: " + fresh.error().describe());
+          co_return false;
+        }
+        live = fresh.value();
+        continue;
+      }
+      if (e.not_found()) {  // deleted meanwhile: create it
+        live = nullptr;
+        continue;
+      }
+      const auto recreate = options.recreate_on_invalid.find(gk);
+      if ((e.invalid() || e.code == 406) && recreate != options.recreate_on_invalid.end() &&
+          !recreating) {
+        net::log::info("update rejected; deleting to recreate", {{"controller", options.controller},
+                                                                 {"root", root},
+                                                                 {"object", describe(gk, key)},
+                                                                 {"reason", e.describe()}});
+        if (!may_write()) {
+          report.write_blocked = true;
+          co_return false;
+        }
+        std::string err =
+            co_await delete_and_wait(*gvk, key, std::string(live->uid()), recreate->second);
+        if (!err.empty()) {
+          fail(report, gk, key, root, err);
+          co_return false;
+        }
+        forget(rkey);
+        recreating = true;
+        live = nullptr;
+        continue;
+      }
+      fail(report, gk, key, root, "update: " + e.describe());
+      co_return false;
+    }
+  }
+
+  boost::asio::awaitable<void> prune(const PruneScope& scope, const std::set<std::string>& keep,
+                                     const std::string& root, ApplyReport& report) {
+    if (options.managed_by_value.empty()) {
+      report.errors.push_back("pruning needs ApplyOptions::managed_by_value (a controller bug)");
+      co_return;
+    }
+    if (scope.owner_uid.empty() && scope.namespaces.empty()) co_return;
+    for (const auto& gvk : scope.kinds) {
+      const GroupKind gk = GroupKind::of(gvk);
+      std::vector<k8s::ObjectPtr> candidates;
+      if (!scope.owner_uid.empty()) {
+        candidates = cache.owned_by(gk, scope.owner_uid);
+      } else {
+        for (const auto& ns : scope.namespaces) {
+          auto more = cache.list(gk, ns);
+          candidates.insert(candidates.end(), more.begin(), more.end());
+        }
+      }
+      for (const auto& obj : candidates) {
+        if (!obj || obj->being_deleted()) continue;
+        if (!scope.namespaces.empty() && std::find(scope.namespaces.begin(), scope.namespaces.end(),
+                                                   obj->ns()) == scope.namespaces.end()) {
+          continue;
+        }
+        if (obj->label(options.managed_by_label) !=
+            std::optional<std::string_view>(options.managed_by_value)) {
+          continue;
+        }
+        const k8s::ObjectKey key = obj->key();
+        const std::string rkey = record_key(gk, key);
+        if (keep.contains(rkey)) continue;
+        if (scope.owned && !scope.owned(*obj)) continue;
+        if (!may_write()) {
+          report.write_blocked = true;
+          co_return;
+        }
+        k8s::DeleteOptions opts = scope.delete_options;
+        opts.precondition_uid = std::string(obj->uid());
+        auto r = co_await client.remove(gvk, key, opts);
+        forget(rkey);
+        if (r) {
+          ++report.deleted;
+          count(gk, "delete");
+          net::log::info(
+              "deleted (no longer desired)",
+              {{"controller", options.controller}, {"root", root}, {"object", describe(gk, key)}});
+        } else if (!r.error().not_found() && !r.error().conflict()) {
+          fail(report, gk, key, root, "delete: " + r.error().describe());
+          if (options.stop_on_error) co_return;
+        }
+      }
+    }
+  }
+
+  std::string hash_of(const json::object& desired) const {
+    json::object copy = desired;
+    if (auto* md = copy.if_contains("metadata"); md && md->is_object()) {
+      auto& m = md->get_object();
+      m.erase("resourceVersion");
+      if (auto* a = m.if_contains("annotations"); a && a->is_object()) {
+        a->get_object().erase(options.hash_annotation);
+        if (a->get_object().empty()) m.erase("annotations");
+      }
+    }
+    copy.erase("status");
+    return sha256_hex(canonical_json(copy));
+  }
+
+  k8s::ApiClient& client;
+  const ObjectCache& cache;
+  const ApplyOptions options;
+
+  mutable std::mutex records_mutex;  // owns records
+  std::unordered_map<std::string, Record> records;
+
+  net::metrics::Registry& registry;
+  net::metrics::Family<net::metrics::Counter>& applied;
+  net::metrics::Family<net::metrics::Counter>& errors;
+  net::metrics::Family<net::metrics::Counter>& conflicts;
+  net::metrics::Family<net::metrics::Counter>& recreates;
+};
+
+ApplyEngine::ApplyEngine(k8s::ApiClient& client, const ObjectCache& cache, ApplyOptions options)
+    : impl_(std::make_unique<Impl>(client, cache, std::move(options))) {}
+
+ApplyEngine::~ApplyEngine() = default;
+
+const ApplyOptions& ApplyEngine::options() const {
+  return impl_->options;
+}
+
+std::string ApplyEngine::content_hash(const json::object& desired) const {
+  return impl_->hash_of(desired);
+}
+
+boost::asio::awaitable<ApplyReport> ApplyEngine::apply(ApplyRequest request) {
+  ApplyReport report;
+  std::set<std::string> keep;
+  bool failed = false;
+  for (const auto& desired : request.desired) {
+    if (const auto gvk = gvk_of(desired)) {
+      const json::object* md = nullptr;
+      if (const auto* v = desired.if_contains("metadata")) md = v->if_object();
+      if (md) {
+        keep.insert(
+            record_key(GroupKind::of(*gvk), {string_at(*md, "namespace"), string_at(*md, "name")}));
+      }
+    }
+  }
+  for (const auto& desired : request.desired) {
+    const bool ok = co_await impl_->apply_one(desired, request.root, report);
+    if (report.write_blocked) co_return report;
+    if (!ok) {
+      failed = true;
+      if (impl_->options.stop_on_error) break;
+    }
+  }
+  if (!failed && request.prune) {
+    co_await impl_->prune(*request.prune, keep, request.root, report);
+  }
+  co_return report;
+}
+
+boost::asio::awaitable<k8s::ApiResult<void>> ApplyEngine::remove(const k8s::GroupVersionKind& gvk,
+                                                                 const k8s::ObjectKey& key) {
+  const GroupKind gk = GroupKind::of(gvk);
+  const k8s::ObjectPtr live = impl_->cache.get(gk, key);
+  if (!live || live->label(impl_->options.managed_by_label) !=
+                   std::optional<std::string_view>(impl_->options.managed_by_value)) {
+    co_return k8s::ApiResult<void>{};
+  }
+  if (!impl_->may_write()) {
+    k8s::ApiError e;
+    e.reason = "WritesDisabled";
+    e.message = "not deleting " + describe(gk, key) + ": this replica is not the leader";
+    co_return e;
+  }
+  k8s::DeleteOptions opts;
+  opts.precondition_uid = std::string(live->uid());
+  auto r = co_await impl_->client.remove(gvk, key, opts);
+  impl_->forget(record_key(gk, key));
+  if (!r && !r.error().not_found()) co_return r.error();
+  if (r) impl_->count(gk, "delete");
+  co_return k8s::ApiResult<void>{};
+}
+
+}  // namespace aop::runtime

@@ -1,0 +1,123 @@
+#include "reconcile/runtime/status.hpp"
+
+#include <ctime>
+
+#include <boost/json.hpp>
+
+namespace aop::runtime {
+
+namespace json = boost::json;
+
+namespace {
+
+// result<bool> does not convert from a bare bool (it could be the error's constructor).
+k8s::ApiResult<bool> written(bool w) {
+  return k8s::ApiResult<bool>(boost::system::in_place_value, w);
+}
+
+std::string string_at(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+}  // namespace
+
+std::string rfc3339(std::chrono::system_clock::time_point t) {
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json::array merge_conditions(const json::array& existing, const std::vector<Condition>& desired,
+                             std::string_view now, bool& changed) {
+  json::array out = existing;
+  for (const Condition& c : desired) {
+    json::object want{{"type", c.type},
+                      {"status", c.status},
+                      {"reason", c.reason},
+                      {"message", c.message},
+                      {"observedGeneration", c.observed_generation}};
+    auto it = std::find_if(out.begin(), out.end(), [&](const json::value& v) {
+      return v.is_object() && string_at(v.get_object(), "type") == c.type;
+    });
+    if (it == out.end()) {
+      want["lastTransitionTime"] = now;
+      out.push_back(std::move(want));
+      continue;
+    }
+    const json::object& have = it->get_object();
+    const std::string old_time = string_at(have, "lastTransitionTime");
+    want["lastTransitionTime"] = string_at(have, "status") == c.status && !old_time.empty()
+                                     ? json::string(old_time)
+                                     : json::string(now);
+    *it = std::move(want);
+  }
+  changed = out != existing;
+  return out;
+}
+
+StatusWriter::StatusWriter(k8s::ApiClient& client, StatusWriterOptions options)
+    : client_(client), options_(std::move(options)) {}
+
+json::object StatusWriter::merged_status(const json::object& status, const StatusUpdate& update,
+                                         bool& changed) const {
+  json::object out = status;
+  for (const auto& [k, v] : update.fields) out[k] = v;
+  if (!update.conditions.empty()) {
+    json::array existing;
+    if (const auto* c = status.if_contains("conditions"); c && c->is_array()) {
+      existing = c->get_array();
+    }
+    bool cond_changed = false;
+    out["conditions"] =
+        merge_conditions(existing, update.conditions, rfc3339(options_.now()), cond_changed);
+  }
+  changed = out != status;
+  return out;
+}
+
+boost::asio::awaitable<k8s::ApiResult<bool>> StatusWriter::update(const k8s::GroupVersionKind& gvk,
+                                                                  const k8s::ObjectPtr& current,
+                                                                  const StatusUpdate& update) {
+  if (!current) co_return written(false);
+  json::value obj = current->to_json();
+  for (int attempt = 0;; ++attempt) {
+    if (!obj.is_object()) co_return written(false);
+    json::object& o = obj.get_object();
+    json::object status;
+    if (const auto* s = o.if_contains("status"); s && s->is_object()) status = s->get_object();
+    bool changed = false;
+    json::object next = merged_status(status, update, changed);
+    if (!changed) co_return written(false);
+    if (options_.may_write && !options_.may_write()) co_return written(false);
+    o["status"] = std::move(next);
+    if (!o.contains("apiVersion")) o["apiVersion"] = gvk.api_version();
+    if (!o.contains("kind")) o["kind"] = gvk.kind;
+    auto r = co_await client_.update_status(obj);
+    if (r) co_return written(true);
+    if (r.error().not_found()) co_return written(false);
+    if (!r.error().conflict() || attempt >= options_.conflict_retries) co_return r.error();
+    auto fresh = co_await client_.get(gvk, current->key());
+    if (!fresh) {
+      if (fresh.error().not_found()) co_return written(false);
+      co_return fresh.error();
+    }
+    obj = std::move(fresh.value());
+  }
+}
+
+k8s::EventSubject event_subject(const k8s::GroupVersionKind& gvk, const k8s::Object& object) {
+  k8s::EventSubject s;
+  s.api_version = gvk.api_version();
+  s.kind = gvk.kind;
+  s.ns = std::string(object.ns());
+  s.name = std::string(object.name());
+  s.uid = std::string(object.uid());
+  s.resource_version = std::string(object.resource_version());
+  return s;
+}
+
+}  // namespace aop::runtime

@@ -1,0 +1,509 @@
+// The apply engine against a fake API server and caches: create / update / no-op /
+// delete / recreate decisions, merge rules of the Grafana Agent spec §3.11, conflicts
+// retried from fresh state, drift repair without fighting an autoscaler, scoped pruning,
+// and the leader-election write gate.
+#include "reconcile/runtime/apply.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/runtime/fake_api.hpp"
+
+namespace aop::runtime {
+namespace {
+
+using testing::FakeApi;
+using testing::run;
+namespace json = boost::json;
+
+constexpr const char* kRootUid = "root-uid";
+constexpr const char* kManaged = "test-operator";
+
+json::object owner_ref(bool controller = true, const char* uid = kRootUid,
+                       const char* name = "root") {
+  json::object r{{"apiVersion", "example.com/v1"},
+                 {"kind", "Root"},
+                 {"name", name},
+                 {"uid", uid},
+                 {"blockOwnerDeletion", true}};
+  if (controller) r["controller"] = true;
+  return r;
+}
+
+json::object meta(const std::string& ns, const std::string& name) {
+  return json::object{
+      {"namespace", ns},
+      {"name", name},
+      {"labels", json::object{{"app.kubernetes.io/managed-by", kManaged}, {"app", name}}},
+      {"ownerReferences", json::array{owner_ref()}}};
+}
+
+json::object deployment(const std::string& name, const std::string& image = "agent:1",
+                        std::optional<int> replicas = 1) {
+  json::object spec{
+      {"selector", json::object{{"matchLabels", json::object{{"app", name}}}}},
+      {"template",
+       json::object{
+           {"spec", json::object{{"containers",
+                                  json::array{json::object{{"name", "c"}, {"image", image}}}}}}}}};
+  if (replicas) spec["replicas"] = *replicas;
+  return json::object{{"apiVersion", "apps/v1"},
+                      {"kind", "Deployment"},
+                      {"metadata", meta("ns", name)},
+                      {"spec", spec}};
+}
+
+json::object secret(const std::string& name, const std::string& value = "dmFsdWU=") {
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "Secret"},
+                      {"metadata", meta("ns", name)},
+                      {"data", json::object{{"key", value}}}};
+}
+
+json::object service(const std::string& name) {
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata", meta("ns", name)},
+      {"spec", json::object{{"clusterIP", "None"},
+                            {"ports", json::array{json::object{{"name", "http"}, {"port", 80}}}}}}};
+}
+
+json::object statefulset(const std::string& name, const std::string& storage = "1Gi") {
+  return json::object{{"apiVersion", "apps/v1"},
+                      {"kind", "StatefulSet"},
+                      {"metadata", meta("ns", name)},
+                      {"spec", json::object{{"replicas", 1},
+                                            {"volumeClaimTemplates",
+                                             json::array{json::object{{"storage", storage}}}}}}};
+}
+
+class ApplyTest : public ::testing::Test {
+ protected:
+  ApplyTest() {
+    cache.add({"apps", "Deployment"}, deployments);
+    cache.add({"apps", "StatefulSet"}, statefulsets);
+    cache.add({"", "Secret"}, secrets);
+    cache.add({"", "Service"}, services);
+    options.controller = "test";
+    options.managed_by_value = kManaged;
+    options.registry = &registry;
+  }
+
+  // The informers catch up with the server.
+  void sync() {
+    api.sync("Deployment", deployments);
+    api.sync("StatefulSet", statefulsets);
+    api.sync("Secret", secrets);
+    api.sync("Service", services);
+  }
+
+  PruneScope scope() {
+    PruneScope p;
+    p.kinds = {{"apps", "v1", "Deployment"}, {"", "v1", "Secret"}, {"apps", "v1", "StatefulSet"}};
+    p.owner_uid = kRootUid;
+    p.namespaces = {"ns"};
+    return p;
+  }
+
+  ApplyReport apply(ApplyEngine& engine, std::vector<json::object> desired, bool prune = true) {
+    ApplyRequest req;
+    req.root = "ns/root";
+    req.desired = std::move(desired);
+    if (prune) req.prune = scope();
+    return run(engine.apply(std::move(req)));
+  }
+
+  FakeApi api;
+  k8s::Store deployments, statefulsets, secrets, services;
+  InformerCache cache;
+  net::metrics::Registry registry;
+  ApplyOptions options;
+};
+
+TEST_F(ApplyTest, CreatesMissingObjectsThenAnUnchangedApplyWritesNothing) {
+  ApplyEngine engine(api, cache, options);
+  auto r = apply(engine, {secret("cfg"), deployment("agent")});
+  EXPECT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors.front());
+  EXPECT_EQ(r.created, 2);
+  const json::object* d = api.find("Deployment", "ns", "agent");
+  ASSERT_NE(d, nullptr);
+  const auto& ann = d->at("metadata").at("annotations").as_object();
+  EXPECT_EQ(ann.at(options.hash_annotation).as_string(), engine.content_hash(deployment("agent")));
+
+  sync();
+  const int writes = api.writes();
+  r = apply(engine, {secret("cfg"), deployment("agent")});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.unchanged, 2);
+  EXPECT_EQ(api.writes(), writes);  // zero writes
+  EXPECT_EQ(api.count("get"), 0);   // and no reads from the server either
+}
+
+TEST_F(ApplyTest, TheHashIgnoresKeyOrderAndItsOwnAnnotation) {
+  ApplyEngine engine(api, cache, options);
+  json::object a = secret("s");
+  json::object b{
+      {"data", a["data"]}, {"metadata", a["metadata"]}, {"kind", "Secret"}, {"apiVersion", "v1"}};
+  EXPECT_EQ(engine.content_hash(a), engine.content_hash(b));
+  b["metadata"].as_object()["annotations"] = json::object{{options.hash_annotation, "x"}};
+  EXPECT_EQ(engine.content_hash(a), engine.content_hash(b));
+  EXPECT_NE(engine.content_hash(a), engine.content_hash(secret("s", "b3RoZXI=")));
+}
+
+TEST_F(ApplyTest, AChangedObjectIsUpdatedKeepingLabelsAnnotationsAndOwnersAddedByOthers) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {deployment("agent", "agent:1")});
+  // Another tool labels and annotates it and adds an owner.
+  json::object& live = *api.find("Deployment", "ns", "agent");
+  auto& md = live["metadata"].as_object();
+  md["labels"].as_object()["team"] = "observability";
+  md["annotations"].as_object()["deployment.kubernetes.io/revision"] = "3";
+  md["ownerReferences"].as_array().push_back(owner_ref(false, "other-uid", "other"));
+  md["finalizers"] = json::array{"example.com/protect"};
+  api.touch(live, false);
+  sync();
+
+  auto r = apply(engine, {deployment("agent", "agent:2")});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.updated, 1);
+  const json::object& now = *api.find("Deployment", "ns", "agent");
+  const auto& nmd = now.at("metadata").as_object();
+  EXPECT_EQ(nmd.at("labels").at("team"), "observability");
+  EXPECT_EQ(nmd.at("labels").at("app.kubernetes.io/managed-by"), kManaged);
+  EXPECT_EQ(nmd.at("annotations").at("deployment.kubernetes.io/revision"), "3");
+  EXPECT_EQ(nmd.at("ownerReferences").as_array().size(), 2u);
+  EXPECT_EQ(nmd.at("finalizers").as_array().size(), 1u);
+  EXPECT_EQ(now.at("spec").at("template").at("spec").at("containers").at(0).at("image"), "agent:2");
+}
+
+TEST_F(ApplyTest, ServiceAllocatedFieldsAreCarriedOver) {
+  ApplyEngine engine(api, cache, options);
+  json::object desired = service("agent-operated");
+  desired["spec"].as_object().erase("clusterIP");
+  apply(engine, {desired});
+  json::object& live = *api.find("Service", "ns", "agent-operated");
+  live["spec"].as_object()["clusterIP"] = "10.0.0.7";
+  live["spec"].as_object()["ipFamilies"] = json::array{"IPv4"};
+  api.touch(live, false);
+  sync();
+  desired["spec"].as_object()["ports"].as_array()[0].as_object()["port"] = 8080;
+  json::object body;
+  api.inject = [&](const FakeApi::Call& c, const json::value* b) -> std::optional<k8s::ApiError> {
+    if (c.verb == "update") body = b->as_object();
+    return std::nullopt;
+  };
+  EXPECT_EQ(apply(engine, {desired}, false).updated, 1);
+  EXPECT_EQ(body.at("spec").at("clusterIP"), "10.0.0.7");
+  EXPECT_EQ(body.at("spec").at("ipFamilies"), (json::array{"IPv4"}));
+}
+
+TEST_F(ApplyTest, AStaleCacheCreateBecomesAnUpdateFromFreshState) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {deployment("agent", "agent:1")});
+  // The cache never saw the object: the engine tries to create it, learns it exists,
+  // reads it, and updates it.
+  auto r = apply(engine, {deployment("agent", "agent:2")});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.conflicts, 1);
+  EXPECT_EQ(r.updated, 1);
+  EXPECT_EQ(api.find("Deployment", "ns", "agent")
+                ->at("spec")
+                .at("template")
+                .at("spec")
+                .at("containers")
+                .at(0)
+                .at("image"),
+            "agent:2");
+  // Same content with a stale cache: AlreadyExists, then nothing to do.
+  const int writes = api.writes();
+  r = apply(engine, {deployment("agent", "agent:2")});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.unchanged, 1);
+  EXPECT_EQ(api.writes(), writes + 1);  // only the refused create
+}
+
+TEST_F(ApplyTest, AConflictIsRetriedFromFreshState) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {deployment("agent", "agent:1")});
+  sync();
+  // Someone writes in between: our cached resourceVersion is stale.
+  api.touch(*api.find("Deployment", "ns", "agent"), false);
+  auto r = apply(engine, {deployment("agent", "agent:2")});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.conflicts, 1);
+  EXPECT_EQ(r.updated, 1);
+  EXPECT_NE(registry.expose().find(
+                R"(agent_operator_apply_conflicts_total{controller="test",kind="Deployment"} 1)"),
+            std::string::npos);
+}
+
+TEST_F(ApplyTest, PersistentConflictsGiveUpWithAnError) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {deployment("agent", "agent:1")});
+  sync();
+  api.inject = [](const FakeApi::Call& c, const json::value*) -> std::optional<k8s::ApiError> {
+    if (c.verb != "update") return std::nullopt;
+    k8s::ApiError e;
+    e.code = 409;
+    e.reason = "Conflict";
+    return e;
+  };
+  auto r = apply(engine, {deployment("agent", "agent:2")});
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("Deployment ns/agent"), std::string::npos) << r.errors[0];
+}
+
+TEST_F(ApplyTest, AnUpdateRejectedForImmutableFieldsDeletesAndRecreates) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {statefulset("agent-0", "1Gi")});
+  sync();
+  const std::string old_uid =
+      api.find("StatefulSet", "ns", "agent-0")->at("metadata").at("uid").as_string().c_str();
+  api.inject = [](const FakeApi::Call& c, const json::value*) -> std::optional<k8s::ApiError> {
+    if (c.verb != "update" || c.kind != "StatefulSet") return std::nullopt;
+    k8s::ApiError e;
+    e.code = 422;
+    e.reason = "Invalid";
+    e.message = "spec: Forbidden: updates to statefulset spec for fields other than ...";
+    return e;
+  };
+  auto r = apply(engine, {statefulset("agent-0", "5Gi")});
+  EXPECT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors.front());
+  EXPECT_EQ(r.recreated, 1);
+  const json::object* now = api.find("StatefulSet", "ns", "agent-0");
+  ASSERT_NE(now, nullptr);
+  EXPECT_NE(now->at("metadata").at("uid").as_string(), old_uid);
+  EXPECT_EQ(now->at("spec").at("volumeClaimTemplates").at(0).at("storage"), "5Gi");
+  ASSERT_TRUE(api.last_delete);
+  EXPECT_EQ(api.last_delete->grace_period_seconds, 5);
+  EXPECT_EQ(api.last_delete->precondition_uid, old_uid);
+  EXPECT_NE(registry.expose().find(
+                R"(agent_operator_apply_recreates_total{controller="test",kind="StatefulSet"} 1)"),
+            std::string::npos);
+}
+
+TEST_F(ApplyTest, AnInvalidUpdateOfAKindNotRecreatedIsAnError) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {secret("cfg", "YQ==")});
+  sync();
+  api.inject = [](const FakeApi::Call& c, const json::value*) -> std::optional<k8s::ApiError> {
+    if (c.verb != "update") return std::nullopt;
+    k8s::ApiError e;
+    e.code = 422;
+    e.reason = "Invalid";
+    return e;
+  };
+  auto r = apply(engine, {secret("cfg", "Yg==")});
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(api.count("delete"), 0);
+}
+
+TEST_F(ApplyTest, OwnedObjectsNoLongerDesiredArePrunedWithinScopeOnly) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {deployment("agent"), secret("old")});
+  // Objects the engine must leave alone: not managed, another root's, another namespace.
+  json::object unmanaged = secret("unmanaged");
+  unmanaged["metadata"].as_object()["labels"].as_object().erase("app.kubernetes.io/managed-by");
+  api.put(unmanaged);
+  json::object others = secret("others");
+  others["metadata"].as_object()["ownerReferences"] =
+      json::array{owner_ref(true, "another-root", "another")};
+  api.put(others);
+  json::object elsewhere = secret("elsewhere");
+  elsewhere["metadata"].as_object()["namespace"] = "other-ns";
+  api.put(elsewhere);
+  sync();
+
+  auto r = apply(engine, {deployment("agent")});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_EQ(api.find("Secret", "ns", "old"), nullptr);
+  EXPECT_NE(api.find("Secret", "ns", "unmanaged"), nullptr);
+  EXPECT_NE(api.find("Secret", "ns", "others"), nullptr);
+  EXPECT_NE(api.find("Secret", "other-ns", "elsewhere"), nullptr);
+  EXPECT_NE(api.find("Deployment", "ns", "agent"), nullptr);
+  ASSERT_TRUE(api.last_delete);
+  EXPECT_TRUE(api.last_delete->precondition_uid.has_value());
+}
+
+TEST_F(ApplyTest, NamespaceScopedPruningForObjectsWithoutOwnerReferences) {
+  ApplyEngine engine(api, cache, options);
+  json::object keep = secret("keep");
+  keep["metadata"].as_object().erase("ownerReferences");
+  json::object stale = secret("stale");
+  stale["metadata"].as_object().erase("ownerReferences");
+  api.put(keep);
+  api.put(stale);
+  sync();
+  PruneScope p;
+  p.kinds = {{"", "v1", "Secret"}};
+  p.namespaces = {"ns"};
+  ApplyRequest req;
+  req.root = "ns";
+  req.desired = {keep};
+  req.prune = p;
+  auto r = run(engine.apply(req));
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_EQ(api.find("Secret", "ns", "stale"), nullptr);
+  EXPECT_NE(api.find("Secret", "ns", "keep"), nullptr);
+}
+
+TEST_F(ApplyTest, AnObjectDeletedByHandIsRecreated) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {deployment("agent")});
+  sync();
+  api.objects().clear();  // kubectl delete
+  sync();
+  auto r = apply(engine, {deployment("agent")});
+  EXPECT_EQ(r.created, 1);
+  EXPECT_NE(api.find("Deployment", "ns", "agent"), nullptr);
+}
+
+TEST_F(ApplyTest, DriftIsRepairedButAnAutoscalersReplicasAreNotFought) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {deployment("agent", "agent:1", 2)});
+  sync();
+  // An autoscaler scales it: generation changes, only spec.replicas differs.
+  json::object& live = *api.find("Deployment", "ns", "agent");
+  live["spec"].as_object()["replicas"] = 7;
+  api.touch(live, true);
+  sync();
+  int writes = api.writes();
+  auto r = apply(engine, {deployment("agent", "agent:1", 2)});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(api.writes(), writes);  // not fought
+  EXPECT_EQ(api.find("Deployment", "ns", "agent")->at("spec").at("replicas"), 7);
+  // Someone edits the image by hand: repaired (keeping the autoscaler's replicas).
+  json::object& edited = *api.find("Deployment", "ns", "agent");
+  edited["spec"]
+      .as_object()["template"]
+      .as_object()["spec"]
+      .as_object()["containers"]
+      .as_array()[0]
+      .as_object()["image"] = "evil:1";
+  api.touch(edited, true);
+  sync();
+  r = apply(engine, {deployment("agent", "agent:1", 2)});
+  EXPECT_EQ(r.updated, 1);
+  const json::object& now = *api.find("Deployment", "ns", "agent");
+  EXPECT_EQ(now.at("spec").at("template").at("spec").at("containers").at(0).at("image"), "agent:1");
+  EXPECT_EQ(now.at("spec").at("replicas"), 7);
+  // A real change of the desired replicas is applied.
+  sync();
+  r = apply(engine, {deployment("agent", "agent:1", 3)});
+  EXPECT_EQ(r.updated, 1);
+  EXPECT_EQ(api.find("Deployment", "ns", "agent")->at("spec").at("replicas"), 3);
+  // Without a desired replicas the live value is carried over.
+  sync();
+  r = apply(engine, {deployment("agent", "agent:2", std::nullopt)});
+  EXPECT_EQ(r.updated, 1);
+  EXPECT_EQ(api.find("Deployment", "ns", "agent")->at("spec").at("replicas"), 3);
+}
+
+TEST_F(ApplyTest, ObjectsWithoutGenerationUseTheResourceVersionToNoticeOtherWriters) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {secret("cfg", "YQ==")});
+  sync();
+  // Another tool adds an annotation: nothing of ours changed, no write.
+  json::object& live = *api.find("Secret", "ns", "cfg");
+  live["metadata"].as_object()["annotations"].as_object()["reflector/mirror"] = "true";
+  api.touch(live, false);
+  sync();
+  int writes = api.writes();
+  EXPECT_EQ(apply(engine, {secret("cfg", "YQ==")}).unchanged, 1);
+  EXPECT_EQ(api.writes(), writes);
+  // Someone overwrites the data: repaired.
+  json::object& edited = *api.find("Secret", "ns", "cfg");
+  edited["data"].as_object()["key"] = "ZXZpbA==";
+  api.touch(edited, false);
+  sync();
+  EXPECT_EQ(apply(engine, {secret("cfg", "YQ==")}).updated, 1);
+  EXPECT_EQ(api.find("Secret", "ns", "cfg")->at("data").at("key"), "YQ==");
+}
+
+TEST_F(ApplyTest, AfterARestartMatchingObjectsAreTheBaselineAndNotRewritten) {
+  {
+    ApplyEngine first(api, cache, options);
+    apply(first, {deployment("agent"), secret("cfg")});
+  }
+  sync();
+  const int writes = api.writes();
+  ApplyEngine second(api, cache, options);  // no memory of its writes
+  auto r = apply(second, {deployment("agent"), secret("cfg")});
+  EXPECT_EQ(r.unchanged, 2);
+  EXPECT_EQ(api.writes(), writes);
+}
+
+TEST_F(ApplyTest, NothingIsWrittenWhenNotTheLeader) {
+  bool leader = false;
+  options.may_write = [&] { return leader; };
+  ApplyEngine engine(api, cache, options);
+  auto r = apply(engine, {deployment("agent")});
+  EXPECT_TRUE(r.write_blocked);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(api.writes(), 0);
+  leader = true;
+  r = apply(engine, {deployment("agent")});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.created, 1);
+}
+
+TEST_F(ApplyTest, AFailureStopsLaterObjectsAndPruning) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {secret("a"), secret("stale")});
+  sync();
+  api.inject = [](const FakeApi::Call& c, const json::value*) -> std::optional<k8s::ApiError> {
+    if (c.verb != "create" || c.key != "ns/b") return std::nullopt;
+    k8s::ApiError e;
+    e.code = 403;
+    e.reason = "Forbidden";
+    e.message = "secrets is forbidden";
+    return e;
+  };
+  auto r = apply(engine, {secret("b"), deployment("agent")});
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(api.find("Deployment", "ns", "agent"), nullptr);  // later step skipped
+  EXPECT_NE(api.find("Secret", "ns", "stale"), nullptr);      // no pruning after a failure
+  EXPECT_EQ(api.find("Secret", "ns", "a")->at("metadata").at("name"), "a");
+}
+
+TEST_F(ApplyTest, AnObjectBeingDeletedIsWaitedFor) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {deployment("agent")});
+  json::object& live = *api.find("Deployment", "ns", "agent");
+  live["metadata"].as_object()["deletionTimestamp"] = "2024-01-01T00:00:00Z";
+  sync();
+  const int writes = api.writes();
+  auto r = apply(engine, {deployment("agent", "agent:2")});
+  EXPECT_TRUE(r.waiting);
+  EXPECT_EQ(api.writes(), writes);
+}
+
+TEST_F(ApplyTest, ARecreatedRootsControllerReferenceReplacesTheStaleOne) {
+  json::object desired = deployment("agent");
+  json::object live = desired;
+  live["metadata"].as_object()["ownerReferences"] =
+      json::array{owner_ref(true, "old-root-uid"), owner_ref(false, "other", "other")};
+  live["metadata"].as_object()["resourceVersion"] = "5";
+  const json::object body = update_body(desired, live, options, "h", false);
+  const auto& refs = body.at("metadata").at("ownerReferences").as_array();
+  ASSERT_EQ(refs.size(), 2u);
+  EXPECT_EQ(refs[0].at("uid"), kRootUid);
+  EXPECT_EQ(refs[1].at("uid"), "other");
+  EXPECT_EQ(body.at("metadata").at("resourceVersion"), "5");
+}
+
+TEST(JsonSubset, DesiredFieldsMustBePresentAndEqual) {
+  const auto v = [](std::string_view s) { return json::parse(s); };
+  EXPECT_TRUE(json_subset(v(R"({"a":1})"), v(R"({"a":1,"b":2})")));
+  EXPECT_FALSE(json_subset(v(R"({"a":1,"b":2})"), v(R"({"a":1})")));
+  EXPECT_TRUE(json_subset(v(R"([{"a":1}])"), v(R"([{"a":1,"d":"default"}])")));
+  EXPECT_FALSE(json_subset(v(R"([{"a":1}])"), v(R"([{"a":1},{"a":2}])")));
+  EXPECT_TRUE(json_subset(v("1"), v("1.0")));
+  EXPECT_FALSE(json_subset(v(R"("1")"), v("1")));
+}
+
+}  // namespace
+}  // namespace aop::runtime
