@@ -27,6 +27,7 @@
 #include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/memory_cluster.hpp"
 #include "reconcile/agent/objects.hpp"
+#include "reconcile/agent/root.hpp"
 
 namespace aop::agent {
 namespace {
@@ -185,21 +186,10 @@ TEST_P(Golden, Matches) {
   for (const object* o : cluster.objects(Kind::grafana_agent)) {
     auto agent = decode_grafana_agent(value(*o));
     ASSERT_TRUE(agent.has_value()) << agent.error().message;
-    Discovery d = discover(*agent, cluster, options);
-    for (const auto& p : d.hierarchy.problems) problems.push_back(p.str());
-    if (!d.ok()) {
-      error += d.error->message + "\n";
-      continue;
-    }
-    auto assets = resolve_assets(d.hierarchy, cluster);
-    if (!assets) {
-      error += assets.error().message + "\n";
-      continue;
-    }
-    DesiredState state = build_objects(d.hierarchy, *assets, options);
-    for (const auto& p : state.problems) problems.push_back(p.str());
-    for (const auto& s : state.steps) steps.push_back(step_document(s, configs));
-    if (state.error) error += state.error->message + "\n";
+    const RootPlan plan = plan_root(*agent, cluster, cluster, options);
+    for (const auto& p : plan.problems) problems.push_back(p.str());
+    for (const auto& s : plan.desired.steps) steps.push_back(step_document(s, configs));
+    if (plan.error) error += plan.error->message + "\n";
   }
 
   // Write actual outputs for review, then compare.
