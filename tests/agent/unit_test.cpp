@@ -656,6 +656,48 @@ spec:
   EXPECT_EQ(problems[1].kind, Kind::pod_monitor);
 }
 
+TEST(Render, IgnoreNamespaceSelectorsAndHonorOverrides) {
+  Hierarchy h = metrics_hierarchy(R"(
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: GrafanaAgent
+metadata: {name: agent, namespace: ns1}
+spec:
+  apiServer: {host: "https://api:6443"}
+  metrics:
+    instanceSelector: {}
+    ignoreNamespaceSelectors: true
+    overrideHonorTimestamps: true
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: MetricsInstance
+metadata: {name: m, namespace: ns1}
+spec: {serviceMonitorSelector: {}}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: sm, namespace: ns1}
+spec:
+  namespaceSelector: {any: true}
+  endpoints:
+    - {port: a, honorLabels: true}
+    - {port: b, honorTimestamps: true}
+)");
+  auto tree = metrics_config_tree(h, AssetStore{}, Options{}, nullptr);
+  ASSERT_TRUE(tree.has_value()) << tree.error().message;
+  const auto& scrape = tree->at("metrics").at("configs").at(0).at("scrape_configs").as_array();
+  ASSERT_EQ(scrape.size(), 2u);
+  // ignoreNamespaceSelectors forces the monitor's own namespace over `any`; the API
+  // server block carries only the host.
+  EXPECT_EQ(
+      scrape[0].at("kubernetes_sd_configs"),
+      yaml("[{role: endpoints, api_server: 'https://api:6443', namespaces: {names: [ns1]}}]"));
+  // honorLabels is not overridden; honorTimestamps is, nil included (false, emitted).
+  EXPECT_EQ(scrape[0].at("honor_labels"), true);
+  EXPECT_EQ(scrape[0].at("honor_timestamps"), false);
+  EXPECT_EQ(scrape[1].at("honor_labels"), false);
+  EXPECT_EQ(scrape[1].at("honor_timestamps"), false);
+}
+
 TEST(Render, SameStateGivesByteIdenticalOutputWhateverTheInputOrder) {
   const std::vector<std::string> docs = {
       "apiVersion: monitoring.grafana.com/v1alpha1\nkind: GrafanaAgent\nmetadata: {name: "
