@@ -22,10 +22,18 @@ namespace json = boost::json;
 
 namespace {
 
-const GroupKind kService{"", "Service"};
-const GroupKind kDeployment{"apps", "Deployment"};
-const GroupKind kStatefulSet{"apps", "StatefulSet"};
-const GroupKind kDaemonSet{"apps", "DaemonSet"};
+GroupKind service_kind() {
+  return {"", "Service"};
+}
+GroupKind deployment_kind() {
+  return {"apps", "Deployment"};
+}
+GroupKind statefulset_kind() {
+  return {"apps", "StatefulSet"};
+}
+GroupKind daemonset_kind() {
+  return {"apps", "DaemonSet"};
+}
 
 std::string sha256_hex(std::string_view data) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
@@ -35,7 +43,7 @@ std::string sha256_hex(std::string_view data) {
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(len * 2);
+  out.reserve(static_cast<std::size_t>(len) * 2);
   for (unsigned int i = 0; i < len; ++i) {
     out.push_back(kHex[md[i] >> 4]);
     out.push_back(kHex[md[i] & 0xf]);
@@ -181,28 +189,28 @@ bool update_is_noop(const json::object& body, const json::object& live) {
 
 std::map<GroupKind, std::vector<JsonPath>> ApplyOptions::default_carry_over() {
   return {
-      {kService,
+      {service_kind(),
        {{"spec", "clusterIP"},
         {"spec", "clusterIPs"},
         {"spec", "ipFamilies"},
         {"spec", "ipFamilyPolicy"},
         {"spec", "healthCheckNodePort"}}},
-      {kDeployment, {{"spec", "replicas"}}},
-      {kStatefulSet, {{"spec", "replicas"}}},
+      {deployment_kind(), {{"spec", "replicas"}}},
+      {statefulset_kind(), {{"spec", "replicas"}}},
   };
 }
 
 std::map<GroupKind, std::vector<JsonPath>> ApplyOptions::default_drift_ignore() {
   return {
-      {kDeployment, {{"spec", "replicas"}}},
-      {kStatefulSet, {{"spec", "replicas"}}},
+      {deployment_kind(), {{"spec", "replicas"}}},
+      {statefulset_kind(), {{"spec", "replicas"}}},
   };
 }
 
 std::map<GroupKind, k8s::DeleteOptions> ApplyOptions::default_recreate() {
   k8s::DeleteOptions sts;
   sts.grace_period_seconds = 5;
-  return {{kStatefulSet, sts}, {kDaemonSet, {}}, {kDeployment, {}}};
+  return {{statefulset_kind(), sts}, {daemonset_kind(), {}}, {deployment_kind(), {}}};
 }
 
 std::string canonical_json(const json::value& v) {

@@ -84,7 +84,8 @@ struct Controller::State : std::enable_shared_from_this<State> {
 
   boost::asio::strand<boost::asio::any_io_executor> acquire_strand(const std::string& key) {
     const std::lock_guard lock(strands_mutex);
-    auto [it, inserted] = strands.try_emplace(key, boost::asio::make_strand(executor), 0);
+    auto [it, inserted] =
+        strands.try_emplace(key, KeyStrand{boost::asio::make_strand(executor), 0});
     ++it->second.users;
     return it->second.strand;
   }

@@ -342,14 +342,6 @@ Labels labels_of(const k8s::Object& object) {
 k8s::EventHandler dependents_event_handler(const DependencyIndex& index, GroupKind kind,
                                            Enqueue enqueue) {
   k8s::EventHandler h;
-  auto one = [&index, kind, enqueue](const k8s::ObjectPtr& obj) {
-    if (!obj) return;
-    for (const auto& root : index.affected(kind, obj->ns(), obj->name(), obj->labels())) {
-      enqueue(root);
-    }
-  };
-  h.on_add = one;
-  h.on_delete = one;
   h.on_update = [&index, kind, enqueue](const k8s::ObjectPtr& old_obj,
                                         const k8s::ObjectPtr& new_obj) {
     if (!old_obj || !new_obj) return;
@@ -358,13 +350,22 @@ k8s::EventHandler dependents_event_handler(const DependencyIndex& index, GroupKi
       enqueue(root);
     }
   };
+  auto one = [&index, kind = std::move(kind),
+              enqueue = std::move(enqueue)](const k8s::ObjectPtr& obj) {
+    if (!obj) return;
+    for (const auto& root : index.affected(kind, obj->ns(), obj->name(), obj->labels())) {
+      enqueue(root);
+    }
+  };
+  h.on_add = one;
+  h.on_delete = std::move(one);
   return h;
 }
 
 k8s::EventHandler namespace_event_handler(DependencyIndex& index, Enqueue enqueue) {
   const GroupKind kind{"", "Namespace"};
-  auto notify = [&index, kind, enqueue](const k8s::ObjectPtr& old_obj,
-                                        const k8s::ObjectPtr& new_obj) {
+  auto notify = [&index, kind, enqueue = std::move(enqueue)](const k8s::ObjectPtr& old_obj,
+                                                             const k8s::ObjectPtr& new_obj) {
     const k8s::ObjectPtr& any = new_obj ? new_obj : old_obj;
     std::optional<Labels> before, after;
     if (old_obj) before = labels_of(*old_obj);
@@ -395,7 +396,8 @@ k8s::EventHandler namespace_event_handler(DependencyIndex& index, Enqueue enqueu
 
 k8s::EventHandler owner_event_handler(GroupKind owner, bool owner_namespaced, bool controller_only,
                                       Enqueue enqueue) {
-  auto one = [owner, owner_namespaced, controller_only, enqueue](const k8s::ObjectPtr& obj) {
+  auto one = [owner = std::move(owner), owner_namespaced, controller_only,
+              enqueue = std::move(enqueue)](const k8s::ObjectPtr& obj) {
     if (!obj) return;
     for (const auto& ref : obj->owner_references()) {
       if (controller_only && !ref.controller) continue;
