@@ -79,7 +79,7 @@ void BM_ColdRender10kNamespaces(benchmark::State& state) {
   const auto& objects = cluster();
   const TelegrafOptions o = options();
   std::size_t produced = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop idiom
     RenderResult r = render(objects, o, "token-bytes");
     produced = r.objects.size();
     if (!r.problems.empty()) state.SkipWithError(r.problems.front().message.c_str());
@@ -96,7 +96,7 @@ void BM_ColdRenderAndSerialize10kNamespaces(benchmark::State& state) {
   const auto& objects = cluster();
   const TelegrafOptions o = options();
   std::size_t bytes = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop idiom
     RenderResult r = render(objects, o, "token-bytes");
     bytes = 0;
     for (const auto& obj : r.objects) bytes += json::serialize(obj).size();
@@ -109,7 +109,7 @@ BENCHMARK(BM_ColdRenderAndSerialize10kNamespaces)->Unit(benchmark::kMillisecond)
 // Per namespace: the steps of the pass.
 void BM_ParseAnnotation10Endpoints(benchmark::State& state) {
   const std::string yaml = annotation("application-1");
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop idiom
     AnnotationParse p = parse_annotation(yaml);
     benchmark::DoNotOptimize(p);
   }
@@ -119,7 +119,7 @@ BENCHMARK(BM_ParseAnnotation10Endpoints)->Unit(benchmark::kMicrosecond);
 void BM_RenderToml10Endpoints(benchmark::State& state) {
   const AnnotationParse p = parse_annotation(annotation("application-1"));
   const TelegrafOptions o = options();
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop idiom
     std::string config = render_telegraf_config("application-1", p.endpoints, o);
     benchmark::DoNotOptimize(config);
   }
@@ -130,7 +130,7 @@ void BM_BuildObjectsOneTarget(benchmark::State& state) {
   const TelegrafOptions o = options();
   std::vector<Source> sources{*read_source(make_namespace(1), o).source};
   const TargetPlan plan = plan_target("application-1", sources);
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop idiom
     auto built = build_objects(plan, o, "token-bytes");
     benchmark::DoNotOptimize(built);
   }

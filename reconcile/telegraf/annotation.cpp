@@ -348,14 +348,13 @@ class AnnotationReader {
       if (!charge(key)) return false;
       const std::string tag = "tag " + describe(key);
       if (auto c = check_tag_text(key)) {
-        error(who + ": " + tag + ": the key " + *c);
+        error({who, ": ", tag, ": the key ", *c});
         ok = false;
         continue;
       }
       if (key == kAppTag) {
-        error(who + ": " + tag +
-              " is set by the operator (the application's bucket) and "
-              "cannot be overridden");
+        error({who, ": ", tag,
+               " is set by the operator (the application's bucket) and cannot be overridden"});
         ok = false;
         continue;
       }
@@ -364,12 +363,12 @@ class AnnotationReader {
         continue;
       }
       if (auto c = check_tag_text(value)) {
-        error(who + ": " + tag + ": the value " + *c);
+        error({who, ": ", tag, ": the value ", *c});
         ok = false;
         continue;
       }
       if (!sorted.emplace(key, std::move(value)).second) {
-        error(who + ": " + tag + " is given twice");
+        error({who, ": ", tag, " is given twice"});
         ok = false;
       }
       if (exhausted_) return false;
@@ -379,6 +378,11 @@ class AnnotationReader {
   }
 
   void error(std::string message) { out_.errors.push_back(std::move(message)); }
+  void error(std::initializer_list<std::string_view> parts) {
+    std::string message;
+    for (std::string_view p : parts) message += p;
+    error(std::move(message));
+  }
 
   AnnotationParse& out_;
   std::map<std::string, int> first_line_;

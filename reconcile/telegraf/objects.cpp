@@ -1,6 +1,7 @@
 #include "reconcile/telegraf/objects.hpp"
 
 #include <array>
+#include <stdexcept>
 
 #include <openssl/evp.h>
 #include <boost/json/array.hpp>
@@ -156,7 +157,7 @@ std::string sha256_hex(std::string_view data) {
   }
   constexpr std::string_view hex = "0123456789abcdef";
   std::string out;
-  out.reserve(size * 2);
+  out.reserve(std::size_t{size} * 2);
   for (unsigned int i = 0; i < size; ++i) {
     out += hex[digest[i] >> 4];
     out += hex[digest[i] & 0xFu];

@@ -102,6 +102,12 @@ SourceRead read_source(const json::value& value, const TelegrafOptions& options)
              " required"});
     return out;
   }
+  if (ref.kind == SourceKind::namespace_ && !is_dns_label(ref.name)) {
+    out.problems.push_back(
+        {ref, std::string(reason::kInvalidObject),
+         ref.str() + ": " + describe(ref.name) + " is not a valid namespace name"});
+    return out;
+  }
   if (ref.kind == SourceKind::application && !options.watches_application_namespace(ref.ns)) {
     out.ignored = ref.str() + " is in namespace " + ref.ns +
                   ", which is not among the watched Application namespaces";
@@ -156,6 +162,55 @@ SourceRead read_source(const json::value& value, const TelegrafOptions& options)
     }
   }
   out.source = std::move(source);
+  return out;
+}
+
+std::optional<std::string> target_namespace_of(const json::value& value) {
+  const json::object* obj = value.if_object();
+  if (obj == nullptr) return std::nullopt;
+  const auto api_version = child_string(*obj, "apiVersion").value_or("");
+  const auto kind = child_string(*obj, "kind").value_or("");
+  std::optional<std::string_view> target;
+  if (api_version == "v1" && kind == "Namespace") {
+    const json::object* meta = child_object(*obj, "metadata");
+    if (meta != nullptr) target = child_string(*meta, "name");
+  } else if (api_version.rfind("argoproj.io/", 0) == 0 && kind == "Application") {
+    const json::object* spec = child_object(*obj, "spec");
+    const json::object* dest = spec != nullptr ? child_object(*spec, "destination") : nullptr;
+    if (dest != nullptr) target = child_string(*dest, "namespace");
+  }
+  if (!target || !is_dns_label(*target)) return std::nullopt;
+  return std::string(*target);
+}
+
+std::optional<std::vector<SourceRef>> parse_sources_annotation(std::string_view value) {
+  std::vector<SourceRef> out;
+  while (!value.empty()) {
+    const auto comma = value.find(',');
+    const std::string_view item = value.substr(0, comma);
+    value = comma == std::string_view::npos ? std::string_view{} : value.substr(comma + 1);
+    SourceRef ref;
+    const auto first = item.find('/');
+    if (first == std::string_view::npos) return std::nullopt;
+    const std::string_view kind = item.substr(0, first);
+    const std::string_view rest = item.substr(first + 1);
+    if (kind == "Namespace") {
+      if (!is_dns_label(rest)) return std::nullopt;
+      ref.name = std::string(rest);
+    } else if (kind == "Application") {
+      const auto second = rest.find('/');
+      if (second == std::string_view::npos) return std::nullopt;
+      ref.kind = SourceKind::application;
+      ref.ns = std::string(rest.substr(0, second));
+      ref.name = std::string(rest.substr(second + 1));
+      if (!is_dns_label(ref.ns) || ref.name.empty() || ref.name.find('/') != std::string::npos) {
+        return std::nullopt;
+      }
+    } else {
+      return std::nullopt;
+    }
+    out.push_back(std::move(ref));
+  }
   return out;
 }
 

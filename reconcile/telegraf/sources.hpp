@@ -78,6 +78,18 @@ struct SourceRead {
 // Reads one Namespace or Application (as served by the API, or from a manifest).
 SourceRead read_source(const boost::json::value& object, const TelegrafOptions& options);
 
+// The namespace an object would target, without parsing its annotation (cheap enough
+// for an informer index): a Namespace's name, an Application's
+// spec.destination.namespace when it is a valid namespace name; nullopt for other
+// kinds and Applications without a usable destination. Ignores the annotation and the
+// watched-namespace option: an object that stops being a source must still map to the
+// target it used to feed.
+std::optional<std::string> target_namespace_of(const boost::json::value& object);
+
+// Parses the value of the sources annotation (`Namespace/a,Application/argocd/b`), for
+// clean-up: nullopt when it is malformed (then the object is not ours to judge).
+std::optional<std::vector<SourceRef>> parse_sources_annotation(std::string_view value);
+
 // The desired state of one target namespace, before it becomes objects.
 struct TargetPlan {
   std::string ns;

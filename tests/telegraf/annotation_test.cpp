@@ -279,8 +279,8 @@ TEST(AnnotationRules, AtMost64KiB) {
     std::string tail = "'}}";
     return head + std::string(size - head.size() - tail.size(), 'v') + tail;
   };
-  EXPECT_THAT(ok(doc(64 * 1024)), SizeIs(1));
-  EXPECT_THAT(error(doc(64 * 1024 + 1)), HasSubstr("65537 bytes; at most 65536"));
+  EXPECT_THAT(ok(doc(kMaxAnnotationBytes)), SizeIs(1));
+  EXPECT_THAT(error(doc(kMaxAnnotationBytes + 1)), HasSubstr("65537 bytes; at most 65536"));
 }
 
 TEST(AnnotationRules, AliasesCannotExpandPastTheLimit) {

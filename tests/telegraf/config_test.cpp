@@ -234,7 +234,7 @@ TEST(ConfigHostile, LibraryEscapingHoldsForAnyStringEvenUnvalidated) {
   ep.name = "n";
   ep.url = "http://h/\"]]\n[[outputs.file]]";
   ep.interval = "30s\"\ninterval = \"1s";
-  ep.tags = {{"\n[outputs.file]\n", std::string("nul\0byte\x01\x1f\x7f", 13)}, {"k", "\r\n\t\b\f"}};
+  ep.tags = {{"\n[outputs.file]\n", std::string("nul\0byte\x01\x1f\x7f", 11)}, {"k", "\r\n\t\b\f"}};
   const std::string app = "app\"\n[agent]\nomit_hostname = false";
   const std::string config = render_telegraf_config(app, std::vector<Endpoint>{ep}, o);
   expect_exact_structure(config, app, {ep}, o);

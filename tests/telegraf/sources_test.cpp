@@ -22,12 +22,14 @@ using ::testing::SizeIs;
 
 std::vector<std::string> names(const std::vector<Endpoint>& eps) {
   std::vector<std::string> out;
+  out.reserve(eps.size());
   for (const auto& e : eps) out.push_back(e.name);
   return out;
 }
 
 std::vector<std::string> refs(const std::vector<SourceRef>& rs) {
   std::vector<std::string> out;
+  out.reserve(rs.size());
   for (const auto& r : rs) out.push_back(r.str());
   return out;
 }
@@ -156,6 +158,11 @@ TEST(ReadSource, OtherKindsAndMalformedObjects) {
                                     {});
   ASSERT_THAT(nameless.problems, SizeIs(1));
   EXPECT_EQ(nameless.problems[0].reason, "InvalidObject");
+
+  SourceRead bad_name = read_source(make_namespace("Not_A_Namespace", "a: http://a/"), {});
+  EXPECT_FALSE(bad_name.source);
+  ASSERT_THAT(bad_name.problems, SizeIs(1));
+  EXPECT_THAT(bad_name.problems[0].message, HasSubstr("not a valid namespace name"));
 }
 
 TEST(ReadSource, AnnotationKeyComesFromOptions) {
@@ -307,6 +314,33 @@ TEST(PlanTargets, OnePlanPerTargetSorted) {
   EXPECT_EQ(plans[0].ns, "alpha");
   EXPECT_EQ(plans[1].ns, "mid");
   EXPECT_EQ(plans[2].ns, "zeta");
+}
+
+TEST(TargetNamespaceOf, WithoutParsingTheAnnotation) {
+  EXPECT_EQ(target_namespace_of(make_namespace("ns", std::nullopt)), "ns");
+  EXPECT_EQ(target_namespace_of(make_namespace("ns", "not: [valid")), "ns");
+  EXPECT_EQ(target_namespace_of(make_application("argocd", "a", "dest", std::nullopt)), "dest");
+  EXPECT_EQ(target_namespace_of(make_application("elsewhere", "a", "dest", "x")), "dest");
+  EXPECT_EQ(target_namespace_of(make_application("argocd", "a", std::nullopt, "x")), std::nullopt);
+  EXPECT_EQ(target_namespace_of(make_application("argocd", "a", "Bad_Name", "x")), std::nullopt);
+  EXPECT_EQ(target_namespace_of(boost::json::parse(R"({"apiVersion":"v1","kind":"Pod"})")),
+            std::nullopt);
+}
+
+TEST(SourcesAnnotation, RoundTrips) {
+  std::vector<SourceRef> sources{{SourceKind::namespace_, "", "shared", "uid"},
+                                 {SourceKind::application, "argocd", "a-app", ""},
+                                 {SourceKind::application, "argocd", "b.app", ""}};
+  auto parsed = parse_sources_annotation(
+      "Namespace/shared,Application/argocd/a-app,Application/argocd/b.app");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(*parsed, sources);
+  EXPECT_THAT(parse_sources_annotation("").value(), IsEmpty());
+  for (std::string_view bad :
+       {"Namespace", "Namespace/", "Pod/x", "Application/argocd", "Application/argocd/",
+        "Application/a/b/c", "Namespace/a,,Namespace/b", "Namespace/Bad"}) {
+    EXPECT_FALSE(parse_sources_annotation(bad)) << bad;
+  }
 }
 
 }  // namespace
