@@ -1,0 +1,549 @@
+// Informers against a running kube-sim: the cache stays equal to the server through
+// injected faults, deletes made while disconnected are observed, metadata-only and
+// streaming-list informers.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include "k8s/api_client.hpp"
+#include "k8s/informer.hpp"
+#include "tests/k8s/async_helpers.hpp"
+#include "tests/k8s/sim_fixture.hpp"
+
+namespace json = boost::json;
+namespace asio = boost::asio;
+namespace tst = aop::testing;
+using namespace aop::k8s;
+using namespace std::chrono_literals;
+
+namespace {
+
+const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
+const GroupVersionKind kSecret{"", "v1", "Secret"};
+constexpr int kNamespaces = 20;
+
+// Writes a YAML file with the namespaces and `count` ConfigMaps, for --preload.
+std::string write_preload(const std::string& dir, int count) {
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/objects.yaml";
+  std::ofstream out(path);
+  for (int n = 0; n < kNamespaces; ++n) {
+    out << "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-" << n << "\n---\n";
+  }
+  for (int i = 0; i < count; ++i) {
+    out << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-" << i << "\n  namespace: ns-"
+        << (i % kNamespaces) << "\n  labels:\n    app: app-" << (i % 7) << "\ndata:\n  value: \""
+        << i << "\"\n  config.yaml: |\n    key: value-" << i << "\n    other: [1, 2, 3]\n---\n";
+  }
+  return path;
+}
+
+std::string temp_dir(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          (name + "-" + std::to_string(::getpid()) + "-" +
+           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count())))
+      .string();
+}
+
+ApiClientOptions fast_client(std::string user_agent) {
+  ApiClientOptions o;
+  o.user_agent = std::move(user_agent);
+  o.qps = 0;
+  o.retry_backoff.initial = 10ms;
+  o.retry_backoff.cap = 200ms;
+  return o;
+}
+
+InformerOptions fast_informer(GroupVersionKind gvk) {
+  InformerOptions o;
+  o.gvk = std::move(gvk);
+  o.backoff.initial = 20ms;
+  o.backoff.cap = 500ms;
+  o.min_watch_timeout = 5s;
+  o.max_watch_timeout = 10s;
+  return o;
+}
+
+// What the handlers saw, replayed into a map: must end equal to the server too.
+struct HandlerView {
+  std::mutex mutex;  // owns everything below (handlers run on the informer's strand)
+  std::map<std::string, std::string> rv_by_key;
+  std::set<std::string> deleted;
+  int adds = 0, updates = 0, deletes = 0;
+  std::vector<std::string> errors;
+
+  EventHandler handler() {
+    EventHandler h;
+    h.on_add = [this](const ObjectPtr& o) {
+      const std::lock_guard lock(mutex);
+      ++adds;
+      const auto key = o->key().str();
+      if (rv_by_key.count(key)) errors.push_back("add of a present key " + key);
+      rv_by_key[key] = std::string(o->resource_version());
+    };
+    h.on_update = [this](const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
+      const std::lock_guard lock(mutex);
+      ++updates;
+      const auto key = new_obj->key().str();
+      const auto it = rv_by_key.find(key);
+      if (it == rv_by_key.end()) {
+        errors.push_back("update of an absent key " + key);
+      } else if (it->second != old_obj->resource_version()) {
+        errors.push_back("update of " + key + " with a stale old object");
+      }
+      rv_by_key[key] = std::string(new_obj->resource_version());
+    };
+    h.on_delete = [this](const ObjectPtr& o) {
+      const std::lock_guard lock(mutex);
+      ++deletes;
+      const auto key = o->key().str();
+      if (rv_by_key.erase(key) == 0) errors.push_back("delete of an absent key " + key);
+      deleted.insert(key);
+    };
+    return h;
+  }
+};
+
+// The server's objects (by key: resourceVersion) read with a fresh client.
+std::map<std::string, json::value> server_objects(tst::IoThreads& io, ApiClient& client,
+                                                  const GroupVersionKind& gvk) {
+  auto list = io.run(client.list(gvk, "", {}));
+  EXPECT_TRUE(list) << list.error().describe();
+  std::map<std::string, json::value> out;
+  if (!list) return out;
+  for (auto& item : list->items) {
+    const auto& md = item.at("metadata");
+    std::string key =
+        std::string(md.at("namespace").as_string()) + "/" + std::string(md.at("name").as_string());
+    out.emplace(std::move(key), std::move(item));
+  }
+  return out;
+}
+
+// Differences between the cache and the server's objects (full contents), as text.
+std::vector<std::string> differences(Store& store, const std::map<std::string, json::value>& server,
+                                     const GroupVersionKind& gvk, const Transform& transform = {}) {
+  std::vector<std::string> diffs;
+  std::set<std::string> seen;
+  for (const auto& obj : store.list()) {
+    const auto key = obj->key().str();
+    seen.insert(key);
+    const auto it = server.find(key);
+    if (it == server.end()) {
+      diffs.push_back("cached but not on the server: " + key);
+      continue;
+    }
+    const auto expected = Object::from_json(it->second, transform, gvk)->to_json();
+    if (obj->to_json() != expected) {
+      diffs.push_back("differs: " + key + " cached rv " + std::string(obj->resource_version()) +
+                      " server rv " +
+                      std::string(it->second.at("metadata").at("resourceVersion").as_string()));
+    }
+  }
+  for (const auto& [key, v] : server) {
+    if (!seen.count(key)) diffs.push_back("on the server but not cached: " + key);
+  }
+  return diffs;
+}
+
+bool cache_equals_server(Store& store, const std::map<std::string, json::value>& server) {
+  if (store.size() != server.size()) return false;
+  for (const auto& [key, v] : server) {
+    const auto slash = key.find('/');
+    const auto obj = store.get({key.substr(0, slash), key.substr(slash + 1)});
+    if (!obj || obj->resource_version() != v.at("metadata").at("resourceVersion").as_string()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+json::value new_configmap(int id) {
+  json::object md;
+  md["name"] = "new-" + std::to_string(id);
+  md["namespace"] = "ns-" + std::to_string(id % kNamespaces);
+  json::object data;
+  data["value"] = std::to_string(id);
+  json::object o;
+  o["apiVersion"] = "v1";
+  o["kind"] = "ConfigMap";
+  o["metadata"] = std::move(md);
+  o["data"] = std::move(data);
+  return o;
+}
+
+json::value value_patch(std::uint64_t v) {
+  json::object data;
+  data["value"] = std::to_string(v);
+  json::object p;
+  p["data"] = std::move(data);
+  return p;
+}
+
+// One mutator: random creates, patches and deletes of ConfigMaps. Failures (injected
+// faults) are ignored: the final comparison is against the server's list.
+asio::awaitable<void> mutate_worker(ApiClient& client, std::uint64_t seed, int ops,
+                                    std::atomic<int>& next_name, std::atomic<int>& running) {
+  std::mt19937_64 r(seed);
+  for (int i = 0; i < ops; ++i) {
+    const int pick = static_cast<int>(r() % 10);
+    const int n = static_cast<int>(r() % 10000);
+    const ObjectKey key{"ns-" + std::to_string(n % kNamespaces), "cm-" + std::to_string(n)};
+    if (pick < 3) {
+      const json::value obj = new_configmap(next_name++);
+      co_await client.create(obj);
+    } else if (pick < 8) {
+      const json::value patch = value_patch(r());
+      co_await client.patch(kConfigMap, key, PatchType::merge, patch);
+    } else {
+      co_await client.remove(kConfigMap, key, DeleteOptions{});
+    }
+  }
+  --running;
+}
+
+asio::awaitable<void> mutate(ApiClient& client, std::uint64_t seed, int ops, int concurrency,
+                             std::atomic<int>& next_name) {
+  std::mt19937_64 rng(seed);
+  std::atomic<int> running{concurrency};
+  auto ex = co_await asio::this_coro::executor;
+  for (int c = 0; c < concurrency; ++c) {
+    asio::co_spawn(ex, mutate_worker(client, rng(), ops / concurrency, next_name, running),
+                   asio::detached);
+  }
+  while (running.load() > 0) {
+    asio::steady_timer t(ex, 5ms);
+    co_await t.async_wait(asio::use_awaitable);
+  }
+}
+
+}  // namespace
+
+TEST(InformerSim, TenThousandObjectsStayEqualThroughFaults) {
+  const std::string dir = temp_dir("aop-informer-sim");
+  const std::string preload = write_preload(dir, 10000);
+  tst::KubeSim sim({"--preload", preload, "--watch-history", "2000", "--bookmark-interval", "1s",
+                    "--seed", "7"});
+  std::filesystem::remove_all(dir);
+  tst::IoThreads io(2);
+  auto informer_client =
+      make_api_client(io.executor(), sim.client_config(), fast_client("informer"));
+  auto mutator = make_api_client(io.executor(), sim.client_config(), fast_client("mutator"));
+
+  HandlerView view;
+  auto informer = make_informer(io.executor(), *informer_client, fast_informer(kConfigMap));
+  informer->add_handler(view.handler());
+  informer->add_index("app", [](const Object& o) {
+    std::vector<std::string> v;
+    if (auto l = o.label("app")) v.emplace_back(*l);
+    return v;
+  });
+  informer->start();
+  ASSERT_TRUE(tst::wait_until([&] { return informer->has_synced(); }, 120s)) << "never synced";
+  EXPECT_EQ(informer->store().size(), 10000u);
+  EXPECT_EQ(informer->store().list_namespace("ns-3").size(), 500u);
+  EXPECT_EQ(informer->store().by_index("app", "app-2").size(), 1429u);
+
+  // Fault phases. Each runs mutations, then waits until its fault has fired and the
+  // informer has opened new watches under it (streams are closed every few events so
+  // that the informer keeps making requests that meet the fault).
+  struct Phase {
+    const char* faults;
+    const char* mode;  // the fault counter that must move
+    int ops;
+  };
+  const Phase phases[] = {
+      {R"({"reset": true, "close_watch_after": 25})", "close_watch_after", 400},
+      {R"({"reset": true, "close_watch_probability": 0.05})", "close_watch_probability", 400},
+      {R"({"reset": true, "gone_in_stream_next_watch": 3, "expire_watches": true})",
+       "gone_in_stream_next_watch", 300},
+      {R"({"reset": true, "gone_next_watch": 3, "expire_watches": true})", "gone_next_watch", 300},
+      {R"({"reset": true, "http_429": 0.5, "retry_after_seconds": 1, "close_watch_after": 20})",
+       "http_429", 150},
+      {R"({"reset": true, "http_500": 0.3, "close_watch_after": 20})", "http_500", 400},
+      {R"({"reset": true, "http_503": 0.3, "retry_after_seconds": 0, "close_watch_after": 20})",
+       "http_503", 400},
+  };
+  auto counter = [&](const char* mode) {
+    return sim.stats().at("faults").at(mode).to_number<std::int64_t>();
+  };
+  auto watches_started = [&] {
+    return sim.stats().at("watches_started").to_number<std::int64_t>();
+  };
+  std::atomic<int> next_name{0};
+  std::uint64_t seed = 1;
+  for (const Phase& phase : phases) {
+    const auto fired_before = counter(phase.mode);
+    const auto watches_before = watches_started();
+    sim.set_faults(phase.faults);
+    io.run(mutate(*mutator, seed++, phase.ops, 16, next_name));
+    EXPECT_TRUE(tst::wait_until([&] {
+      if (counter(phase.mode) > fired_before && watches_started() >= watches_before + 2)
+        return true;
+      io.run(mutate(*mutator, seed++, 32, 16, next_name));  // keep events flowing
+      return false;
+    })) << "phase "
+        << phase.faults << ": the fault did not meet the informer";
+  }
+  sim.clear_faults();
+
+  const auto server = server_objects(io, *mutator, kConfigMap);
+  ASSERT_GT(server.size(), 9000u);
+  EXPECT_TRUE(tst::wait_until([&] { return cache_equals_server(informer->store(), server); }, 120s))
+      << "the cache did not converge";
+  const auto diffs = differences(informer->store(), server, kConfigMap);
+  EXPECT_TRUE(diffs.empty()) << diffs.size() << " differences, first: " << diffs.front();
+
+  {
+    const std::lock_guard lock(view.mutex);
+    EXPECT_TRUE(view.errors.empty())
+        << view.errors.size() << " handler inconsistencies, first: " << view.errors.front();
+    EXPECT_EQ(view.rv_by_key.size(), server.size());
+    for (const auto& [key, v] : server) {
+      ASSERT_EQ(view.rv_by_key[key], v.at("metadata").at("resourceVersion").as_string()) << key;
+    }
+    EXPECT_GT(view.deletes, 0);
+    EXPECT_GT(view.updates, 0);
+  }
+  // The index follows the final contents.
+  std::size_t app2 = 0;
+  for (const auto& [key, v] : server) {
+    const auto* labels = v.at("metadata").as_object().if_contains("labels");
+    if (labels && labels->as_object().if_contains("app") &&
+        labels->at("app").as_string() == "app-2") {
+      ++app2;
+    }
+  }
+  EXPECT_EQ(informer->store().by_index("app", "app-2").size(), app2);
+  informer->stop();
+}
+
+namespace {
+
+// An ApiClient in front of another that can cut the informer off: while the gate is
+// closed, lists and watches fail as if the server were unreachable, and open watch
+// streams are closed.
+class GateClient final : public ApiClient {
+ public:
+  explicit GateClient(ApiClient& inner) : inner_(inner) {}
+
+  void close_gate() {
+    open_ = false;
+    const std::lock_guard lock(mutex_);
+    for (auto* s : streams_) s->close();
+  }
+  void open_gate() { open_ = true; }
+
+  ResourceRegistry& registry() override { return inner_.registry(); }
+  asio::awaitable<ApiResult<void>> discover() override { return inner_.discover(); }
+  asio::awaitable<ApiResult<json::value>> get(const GroupVersionKind& gvk,
+                                              const ObjectKey& key) override {
+    return inner_.get(gvk, key);
+  }
+  asio::awaitable<ApiResult<ListResult>> list(const GroupVersionKind& gvk, std::string_view ns,
+                                              const ListOptions& options) override {
+    return inner_.list(gvk, ns, options);
+  }
+  asio::awaitable<ApiResult<ListPage>> list_page(const GroupVersionKind& gvk, std::string_view ns,
+                                                 const ListOptions& options,
+                                                 std::string continue_token) override {
+    if (!open_) co_return unreachable();
+    co_return co_await inner_.list_page(gvk, ns, options, std::move(continue_token));
+  }
+  asio::awaitable<ApiResult<std::unique_ptr<WatchStream>>> watch(
+      const GroupVersionKind& gvk, std::string_view ns, const WatchOptions& options) override {
+    if (!open_) co_return unreachable();
+    auto s = co_await inner_.watch(gvk, ns, options);
+    if (!s) co_return s.error();
+    co_return std::unique_ptr<WatchStream>(new Stream(*this, std::move(*s)));
+  }
+  asio::awaitable<ApiResult<json::value>> create(const json::value& o) override {
+    return inner_.create(o);
+  }
+  asio::awaitable<ApiResult<json::value>> update(const json::value& o) override {
+    return inner_.update(o);
+  }
+  asio::awaitable<ApiResult<json::value>> update_status(const json::value& o) override {
+    return inner_.update_status(o);
+  }
+  asio::awaitable<ApiResult<json::value>> patch(const GroupVersionKind& gvk, const ObjectKey& key,
+                                                PatchType type, const json::value& p,
+                                                bool status) override {
+    return inner_.patch(gvk, key, type, p, status);
+  }
+  asio::awaitable<ApiResult<void>> remove(const GroupVersionKind& gvk, const ObjectKey& key,
+                                          const DeleteOptions& options) override {
+    return inner_.remove(gvk, key, options);
+  }
+
+ private:
+  class Stream final : public WatchStream {
+   public:
+    Stream(GateClient& gate, std::unique_ptr<WatchStream> inner)
+        : gate_(gate), inner_(std::move(inner)) {
+      const std::lock_guard lock(gate_.mutex_);
+      gate_.streams_.insert(this);
+      if (!gate_.open_) inner_->close();
+    }
+    ~Stream() override {
+      const std::lock_guard lock(gate_.mutex_);
+      gate_.streams_.erase(this);
+    }
+    asio::awaitable<ApiResult<WatchEvent>> next() override {
+      auto e = co_await inner_->next();
+      if (!gate_.open_) co_return unreachable();
+      co_return e;
+    }
+    void close() override { inner_->close(); }
+
+   private:
+    GateClient& gate_;
+    std::unique_ptr<WatchStream> inner_;
+  };
+
+  static ApiError unreachable() {
+    ApiError e;
+    e.transport = asio::error::connection_refused;
+    e.message = "gate closed";
+    return e;
+  }
+
+  ApiClient& inner_;
+  std::atomic<bool> open_{true};
+  std::mutex mutex_;  // owns streams_
+  std::set<Stream*> streams_;
+};
+
+void deletes_while_disconnected(int history, int modifications) {
+  const std::string dir = temp_dir("aop-informer-gate");
+  const std::string preload = write_preload(dir, 500);
+  tst::KubeSim sim({"--preload", preload, "--watch-history", std::to_string(history)});
+  std::filesystem::remove_all(dir);
+  tst::IoThreads io(2);
+  auto real = make_api_client(io.executor(), sim.client_config(), fast_client("informer"));
+  auto mutator = make_api_client(io.executor(), sim.client_config(), fast_client("mutator"));
+  GateClient gate(*real);
+  HandlerView view;
+  auto informer = make_informer(io.executor(), gate, fast_informer(kConfigMap));
+  informer->add_handler(view.handler());
+  informer->start();
+  ASSERT_TRUE(tst::wait_until([&] { return informer->has_synced(); })) << "never synced";
+
+  gate.close_gate();
+  std::set<std::string> deleted;
+  for (int i = 0; i < 500; i += 10) {
+    const ObjectKey key{"ns-" + std::to_string(i % kNamespaces), "cm-" + std::to_string(i)};
+    ASSERT_TRUE(io.run(mutator->remove(kConfigMap, key)));
+    deleted.insert(key.str());
+  }
+  for (int m = 0; m < modifications; ++m) {
+    const int i = 1 + (m * 7) % 499;
+    if (i % 10 == 0) continue;
+    ASSERT_TRUE(io.run(mutator->patch(
+        kConfigMap, {"ns-" + std::to_string(i % kNamespaces), "cm-" + std::to_string(i)},
+        PatchType::merge, json::object{{"data", {{"value", std::to_string(m)}}}})));
+  }
+  EXPECT_EQ(informer->store().size(), 500u) << "the cache changed while disconnected";
+  gate.open_gate();
+
+  const auto server = server_objects(io, *mutator, kConfigMap);
+  ASSERT_EQ(server.size(), 450u);
+  EXPECT_TRUE(tst::wait_until([&] { return cache_equals_server(informer->store(), server); }))
+      << "the cache did not converge";
+  const auto diffs = differences(informer->store(), server, kConfigMap);
+  EXPECT_TRUE(diffs.empty()) << diffs.front();
+  const std::lock_guard lock(view.mutex);
+  EXPECT_EQ(view.deleted, deleted) << "every delete made while disconnected is reported";
+  EXPECT_TRUE(view.errors.empty()) << view.errors.front();
+  informer->stop();
+}
+
+}  // namespace
+
+TEST(InformerSim, DeletesWhileDisconnectedAreObservedOnResume) {
+  // The watch history still covers the outage: resuming replays the DELETED events.
+  deletes_while_disconnected(10000, 100);
+}
+
+TEST(InformerSim, DeletesWhileDisconnectedAreObservedOnRelist) {
+  // More changes than the history keeps: resuming gets 410 Gone, and the relist's
+  // atomic replace reports the deletions.
+  deletes_while_disconnected(50, 300);
+}
+
+TEST(InformerSim, MetadataOnlyInformerKeepsNoData) {
+  tst::KubeSim sim;
+  tst::IoThreads io(2);
+  auto client = make_api_client(io.executor(), sim.client_config(), fast_client("informer"));
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(io.run(client->create(json::object{{"apiVersion", "v1"},
+                                                   {"kind", "Secret"},
+                                                   {"metadata",
+                                                    {{"name", "s" + std::to_string(i)},
+                                                     {"namespace", "default"},
+                                                     {"labels", {{"team", i % 2 ? "a" : "b"}}}}},
+                                                   {"data", {{"password", "c2VjcmV0LXZhbHVl"}}}})));
+  }
+  auto options = fast_informer(kSecret);
+  options.transform.metadata_only = true;
+  options.label_selector = "team=a";
+  auto informer = make_informer(io.executor(), *client, options);
+  informer->start();
+  ASSERT_TRUE(tst::wait_until([&] { return informer->has_synced(); }));
+  EXPECT_EQ(informer->store().size(), 10u);
+  for (const auto& s : informer->store().list()) {
+    EXPECT_EQ(s->label("team"), "a");
+    EXPECT_FALSE(s->at({"data"}).has_value()) << "secret data must not be cached";
+    EXPECT_FALSE(s->uid().empty());
+  }
+  // Later changes arrive by metadata-only watch, and a referenced Secret is fetched
+  // whole on demand.
+  ASSERT_TRUE(io.run(client->patch(kSecret, {"default", "s1"}, PatchType::merge,
+                                   json::parse(R"({"metadata":{"labels":{"extra":"yes"}}})"))));
+  EXPECT_TRUE(tst::wait_until([&] {
+    auto s = informer->store().get({"default", "s1"});
+    return s && s->label("extra") == "yes";
+  }));
+  EXPECT_FALSE(informer->store().get({"default", "s1"})->at({"data"}).has_value());
+  auto full = io.run(client->get(kSecret, {"default", "s1"}));
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->at("data").at("password"), "c2VjcmV0LXZhbHVl");
+  informer->stop();
+}
+
+TEST(InformerSim, StreamingListFillsTheCacheWithoutAList) {
+  const std::string dir = temp_dir("aop-informer-stream");
+  const std::string preload = write_preload(dir, 300);
+  tst::KubeSim sim({"--preload", preload});
+  std::filesystem::remove_all(dir);
+  tst::IoThreads io(2);
+  auto client = make_api_client(io.executor(), sim.client_config(), fast_client("informer"));
+  sim.reset_stats();
+  auto options = fast_informer(kConfigMap);
+  options.streaming_list = true;
+  HandlerView view;
+  auto informer = make_informer(io.executor(), *client, options);
+  informer->add_handler(view.handler());
+  informer->start();
+  ASSERT_TRUE(tst::wait_until([&] { return informer->has_synced(); }));
+  EXPECT_EQ(informer->store().size(), 300u);
+  {
+    const std::lock_guard lock(view.mutex);
+    EXPECT_EQ(view.adds, 300);
+  }
+  const auto stats = sim.stats();
+  const auto* lists = stats.at("requests").at("by_verb").as_object().if_contains("list");
+  EXPECT_TRUE(lists == nullptr || lists->to_number<int>() == 0) << json::serialize(stats);
+  ASSERT_TRUE(io.run(client->remove(kConfigMap, {"ns-1", "cm-1"})));
+  EXPECT_TRUE(tst::wait_until([&] { return informer->store().size() == 299u; }));
+  informer->stop();
+}
