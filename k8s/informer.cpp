@@ -95,8 +95,8 @@ void close_watch(State& s) {
 void log_failure(const State& s, net::Duration delay) {
   const auto& e = s.reflector.last_error();
   net::log::warn(
-      "watch of " + s.kind + " failed; retrying",
-      {{"phase", phase_name(s.reflector.phase())},
+      "list/watch failed; retrying",
+      {{"kind", s.kind},
        {"error", e ? e->describe() : std::string("unknown")},
        {"retry_in_ms", static_cast<std::int64_t>(
                            std::chrono::duration_cast<std::chrono::milliseconds>(delay).count())}});
