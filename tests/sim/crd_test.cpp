@@ -2,6 +2,7 @@
 // types, multiple versions, deletion.
 #include "tests/sim/sim_fixture.hpp"
 #include "tools/kube-sim/schema.hpp"
+#include "tools/kube-sim/table.hpp"
 
 namespace aop::sim::testing {
 namespace {
@@ -230,6 +231,72 @@ TEST(Schema, PruningKeepsRootMetadataAndListsPrunedPaths) {
       obj,
       json::parse(
           R"({"apiVersion":"x/v1","kind":"K","metadata":{"name":"n","whatever":1},"spec":{"a":"x"}})"));
+}
+
+}  // namespace
+}  // namespace aop::sim::testing
+
+namespace aop::sim::testing {
+namespace {
+
+constexpr const char* kTableAccept =
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/"
+    "json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+
+class Tables : public SimTest {};
+
+TEST_F(Tables, CustomResourcePrinterColumns) {
+  auto crd = json::parse(kCrd);
+  auto& v1 = crd.at("spec").at("versions").at(0).as_object();
+  v1["additionalPrinterColumns"] = json::parse(R"([
+    {"name":"Size","type":"integer","jsonPath":".spec.size"},
+    {"name":"Mode","type":"string","jsonPath":".spec.mode","priority":1},
+    {"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"},
+    {"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}])");
+  post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+  post(
+      "/apis/sim.example.com/v1/namespaces/default/gizmos",
+      json::parse(
+          R"({"apiVersion":"sim.example.com/v1","kind":"Gizmo","metadata":{"name":"g"},"spec":{"size":4}})"));
+  time_.advance(std::chrono::seconds(200));
+  auto r = call("GET", "/apis/sim.example.com/v1/namespaces/default/gizmos", "", "", kTableAccept);
+  ASSERT_EQ(r.status, 200);
+  auto t = body(r);
+  EXPECT_EQ(t.at("kind"), "Table");
+  EXPECT_EQ(t.at("apiVersion"), "meta.k8s.io/v1");
+  std::vector<std::string> cols;
+  for (const auto& c : t.at("columnDefinitions").as_array())
+    cols.emplace_back(c.at("name").as_string());
+  EXPECT_EQ(cols, (std::vector<std::string>{"Name", "Size", "Mode", "Ready", "Age"}));
+  EXPECT_EQ(t.at("columnDefinitions").at(2).at("priority"), 1);
+  const auto& row = t.at("rows").at(0);
+  EXPECT_EQ(row.at("cells"), json::parse(R"(["g",4,"slow",null,"3m20s"])"));
+  EXPECT_EQ(row.at("object").at("kind"), "PartialObjectMetadata");
+}
+
+TEST_F(Tables, BuiltinColumnsAndWatchRows) {
+  auto w = call("GET", "/api/v1/namespaces/default/configmaps?watch=1", "", "", kTableAccept).watch;
+  ASSERT_TRUE(w);
+  make_cm("a");
+  auto events = drain(w);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].at("type"), "ADDED");
+  EXPECT_EQ(events[0].at("object").at("kind"), "Table");
+  EXPECT_EQ(events[0].at("object").at("rows").at(0).at("cells"), json::parse(R"(["a",1,"0s"])"));
+  auto ns = body(call("GET", "/api/v1/namespaces/default", "", "", kTableAccept));
+  EXPECT_EQ(ns.at("rows").at(0).at("cells").at(1), "Active");
+}
+
+TEST(HumanDuration, MatchesKubectl) {
+  using std::chrono::seconds;
+  EXPECT_EQ(human_duration(seconds(0)), "0s");
+  EXPECT_EQ(human_duration(seconds(119)), "119s");
+  EXPECT_EQ(human_duration(seconds(125)), "2m5s");
+  EXPECT_EQ(human_duration(seconds(600)), "10m");
+  EXPECT_EQ(human_duration(seconds(3 * 3600 + 60)), "3h1m");
+  EXPECT_EQ(human_duration(seconds(30 * 3600)), "30h");
+  EXPECT_EQ(human_duration(seconds(3 * 86400 + 7200)), "3d2h");
+  EXPECT_EQ(human_duration(seconds(100 * 86400)), "100d");
 }
 
 }  // namespace

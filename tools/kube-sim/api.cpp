@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "tools/kube-sim/api_internal.hpp"
+#include "tools/kube-sim/table.hpp"
 
 namespace aop::sim {
 
@@ -109,7 +110,13 @@ AcceptChoice parse_accept(std::string_view accept) {
       c.metadata_only = true;
       return c;
     }
-    // Table and other representations are not served: try the next range.
+    if (as == "Table" && params["g"] == "meta.k8s.io" &&
+        (params["v"] == "v1" || params["v"] == "v1beta1")) {
+      c.table = true;
+      c.table_version = params["v"];
+      return c;
+    }
+    // Other representations are not served: try the next range.
   }
   c.ok = false;
   (void)any_known;
@@ -881,6 +888,13 @@ std::string render_object(const StoredObject& o, const TypePtr& type, bool metad
   return o.with_api_version(type->api_version());
 }
 
+TableObjects table_objects(const ApiServer::Target& t) {
+  const auto v = t.param("includeObject");
+  if (v == "None") return TableObjects::none;
+  if (v == "Object") return TableObjects::object;
+  return TableObjects::metadata;
+}
+
 struct ListParams {
   k8s::LabelSelector labels;
   FieldSelector fields;
@@ -945,6 +959,11 @@ Response ApiServer::do_get(const Request& req, Target& t) {
   const Collection* c = store_.find(t.type->storage_key());
   ObjectPtr o = c ? c->get(StoredObject::make_key(t.ns, t.name)) : nullptr;
   if (!o) return error_response(errors::not_found(t.type->group_resource(), t.name));
+  if (accept.table) {
+    TablePrinter printer(*t.type, options_.clock.wall(), table_objects(t));
+    return json_response(
+        200, printer.render({o}, json::object{{"resourceVersion", std::to_string(o->rv())}}));
+  }
   return json_response(200, render_object(*o, t.type, accept.metadata_only));
 }
 
@@ -1051,6 +1070,17 @@ Response ApiServer::do_list(const Request& req, Target& t) {
     return error_response(t.has("continue") ? errors::expired(kContinueExpired) : scanned.error());
   }
 
+  if (accept.table) {
+    json::object md{{"resourceVersion", std::to_string(at_rv)}};
+    if (more) {
+      json::object tok{{"v", "meta.k8s.io/v1"},
+                       {"rv", at_rv},
+                       {"start", std::string(items.back()->key()) + std::string(1, '\0')}};
+      md["continue"] = base64_encode(json::serialize(tok), true);
+    }
+    TablePrinter printer(*t.type, options_.clock.wall(), table_objects(t));
+    return json_response(200, printer.render(items, std::move(md)));
+  }
   std::string head;
   if (accept.metadata_only) {
     head =
@@ -1120,6 +1150,15 @@ Response ApiServer::do_watch(const Request& req, Target& t) {
   wo.labels = std::move(params->labels);
   wo.fields = std::move(params->fields);
   wo.metadata_only = accept.metadata_only;
+  if (accept.table) {
+    auto type = t.type;
+    auto clock = options_.clock.wall;
+    auto include = table_objects(t);
+    wo.transform = [type, clock, include](const StoredObject& o) {
+      TablePrinter printer(*type, clock(), include);
+      return printer.render_one(o, json::object{{"resourceVersion", std::to_string(o.rv())}});
+    };
+  }
   wo.bookmarks = t.flag("allowWatchBookmarks");
   wo.api_version = t.type->api_version();
   wo.kind = t.type->kind;

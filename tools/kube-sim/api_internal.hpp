@@ -52,6 +52,7 @@ struct AcceptChoice {
   bool ok = true;
   bool metadata_only = false;  // PartialObjectMetadata(List)
   bool table = false;
+  std::string table_version;  // v1 or v1beta1
 };
 AcceptChoice parse_accept(std::string_view accept);
 

@@ -305,6 +305,8 @@ CrdTypes read_crd(json::object& crd) {
     return out;
   }
   auto& spec = specv->as_object();
+  // Before taking references into `spec`: inserting may move its members.
+  if (!spec.contains("conversion")) spec["conversion"] = json::object{{"strategy", "None"}};
   const std::string group = str_at(spec, "group");
   if (group.empty()) {
     errs.push_back(errors::field_required("spec.group"));
@@ -341,7 +343,6 @@ CrdTypes read_crd(json::object& crd) {
     errs.push_back(errors::field_not_supported("spec.scope", errors::quote(scope),
                                                {"\"Cluster\"", "\"Namespaced\""}));
   }
-  if (!spec.contains("conversion")) spec["conversion"] = json::object{{"strategy", "None"}};
   auto* versionsv = spec.if_contains("versions");
   if (versionsv == nullptr || !versionsv->is_array() || versionsv->as_array().empty()) {
     errs.push_back(errors::field_invalid(
@@ -413,6 +414,10 @@ CrdTypes read_crd(json::object& crd) {
     t.generation = true;
     t.name_rule = NameRule::dns_subdomain;
     if (schema != nullptr) t.schema = *schema;
+    if (const auto* pc = v.if_contains("additionalPrinterColumns");
+        pc != nullptr && pc->is_array()) {
+      t.printer_columns = *pc;
+    }
     t.crd_name = name;
     t.storage_version = is_storage;
     types.push_back(std::move(t));

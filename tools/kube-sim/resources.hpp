@@ -40,6 +40,7 @@ struct ResourceType {
   NameRule name_rule = NameRule::dns_subdomain;
   std::vector<std::string> field_labels;  // field selector keys beyond metadata.name/namespace
   boost::json::value schema;              // custom resources: openAPIV3Schema (null if none)
+  boost::json::value printer_columns;     // custom resources: additionalPrinterColumns
   std::string crd_name;                   // custom resources: owning CRD
   bool storage_version = true;
 

@@ -286,6 +286,13 @@ bool Watcher::matches(const StoredObject& o) const {
   return true;
 }
 
+std::string Watcher::render(std::string_view type, const StoredObject& o) const {
+  if (options_.transform) {
+    return R"({"type":")" + std::string(type) + R"(","object":)" + options_.transform(o) + "}\n";
+  }
+  return render_event_line(type, o, options_.metadata_only, options_.api_version);
+}
+
 void Watcher::wake() {
   if (woken_ || !wakeup_) return;
   woken_ = true;
@@ -330,6 +337,7 @@ void Watcher::deliver(const WatchEvent& e) {
   const bool as_stored =
       options_.api_version.empty() || options_.api_version == e.object->api_version();
   auto natural = [&]() {
+    if (options_.transform) return piece(render(event_type_name(e.type), *e.object));
     if (options_.metadata_only) return piece(e.metadata_line());
     if (as_stored) return piece(e.line());
     return piece(
@@ -345,13 +353,9 @@ void Watcher::deliver(const WatchEvent& e) {
       if (cur && prev) {
         push(natural(), true);
       } else if (cur) {
-        push(piece(render_event_line("ADDED", *e.object, options_.metadata_only,
-                                     options_.api_version)),
-             true);
+        push(piece(render("ADDED", *e.object)), true);
       } else if (prev) {
-        push(piece(render_event_line("DELETED", *at_rv(*e.prev, e.rv()), options_.metadata_only,
-                                     options_.api_version)),
-             true);
+        push(piece(render("DELETED", *at_rv(*e.prev, e.rv()))), true);
       }
       return;
   }
@@ -362,7 +366,9 @@ void Watcher::send_initial(const ObjectPtr& o) {
   static constexpr std::string_view kPrefix = R"({"type":"ADDED","object":)";
   static constexpr std::string_view kMetaPrefix =
       R"({"type":"ADDED","object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
-  if (options_.metadata_only) {
+  if (options_.transform) {
+    push(piece(render("ADDED", *o)), true);
+  } else if (options_.metadata_only) {
     pending_.push_back(piece_static(kMetaPrefix));
     pending_.push_back(Piece{o, o->metadata_json()});
     pending_bytes_ += kMetaPrefix.size() + o->metadata_json().size();

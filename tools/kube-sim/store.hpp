@@ -157,6 +157,8 @@ struct WatchOptions {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::chrono::steady_clock::duration bookmark_interval = std::chrono::seconds(60);
   std::size_t max_pending_bytes = 256u << 20;  // a client this far behind is cut off
+  // Renders the object of each event another way (server-side printing to a Table).
+  std::function<std::string(const StoredObject&)> transform;
 };
 
 // One open watch: filters events, applies per-stream faults and buffers the output
@@ -192,6 +194,7 @@ class Watcher {
  private:
   void push(Piece p, bool is_event);
   void wake();
+  std::string render(std::string_view type, const StoredObject& o) const;
 
   WatchOptions options_;
   std::shared_ptr<Faults> faults_;
