@@ -1,0 +1,93 @@
+// Shared informers, and one cache per kind across the namespaces the operator watches.
+//
+// Both controllers read some kinds (Namespaces above all), and each kind must be listed
+// and watched once, not once per reader. With `--namespaces a,b` a namespaced kind is
+// one informer per namespace (least privilege: a Role per namespace suffices); without
+// it, one cluster-wide informer. A KindCache hides that: it lists, gets and notifies
+// across all of them. Cluster-scoped kinds are always one cluster-wide informer.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "k8s/informer.hpp"
+
+namespace aop::k8s {
+
+struct CacheSpec {
+  GroupVersionKind gvk;
+  bool namespaced = true;
+  Transform transform;
+  std::string label_selector;  // server-side filter (e.g. managed-by for owned kinds)
+  std::string field_selector;
+
+  auto operator<=>(const CacheSpec& o) const {
+    return std::tie(gvk, namespaced, transform.drop_managed_fields, transform.drop_last_applied,
+                    transform.metadata_only, label_selector, field_selector) <=>
+           std::tie(o.gvk, o.namespaced, o.transform.drop_managed_fields,
+                    o.transform.drop_last_applied, o.transform.metadata_only, o.label_selector,
+                    o.field_selector);
+  }
+  bool operator==(const CacheSpec& o) const { return (*this <=> o) == 0; }
+};
+
+// One kind's objects across the watched namespaces. Thread-safe reads.
+class KindCache {
+ public:
+  KindCache(CacheSpec spec, std::vector<std::unique_ptr<Informer>> informers);
+
+  const CacheSpec& spec() const { return spec_; }
+  ObjectPtr get(const ObjectKey& key) const;
+  // All objects, or those of one namespace ("" = all).
+  std::vector<ObjectPtr> list(std::string_view ns = {}) const;
+  std::vector<ObjectPtr> by_index(std::string_view index, std::string_view value) const;
+  std::size_t size() const;
+  bool has_synced() const;
+  // Both before start(): every informer of the kind gets the handler / index.
+  void add_handler(const EventHandler& handler);
+  void add_index(const std::string& name, const IndexFunc& fn);
+
+  void start();
+  void stop();
+
+ private:
+  Informer* for_namespace(std::string_view ns) const;
+
+  CacheSpec spec_;
+  std::vector<std::unique_ptr<Informer>> informers_;  // one, or one per namespace
+};
+
+class InformerFactory {
+ public:
+  // `namespaces` empty = cluster-wide informers.
+  InformerFactory(boost::asio::any_io_executor executor, ApiClient& client,
+                  std::vector<std::string> namespaces);
+
+  // The cache for `spec`, created on first request; the same spec yields the same cache.
+  KindCache& cache(const CacheSpec& spec);
+
+  // Starts every cache created so far (and later ones as they are created).
+  void start();
+  void stop();
+  bool all_synced() const;
+  // Kinds not yet synced, for /readyz.
+  std::vector<std::string> unsynced() const;
+  const std::vector<std::string>& namespaces() const { return namespaces_; }
+
+ private:
+  boost::asio::any_io_executor executor_;
+  ApiClient& client_;
+  std::vector<std::string> namespaces_;
+  mutable std::mutex mutex_;  // owns caches_ and started_
+  std::map<CacheSpec, std::unique_ptr<KindCache>> caches_;
+  bool started_ = false;
+};
+
+}  // namespace aop::k8s
