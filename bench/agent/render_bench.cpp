@@ -14,7 +14,6 @@
 
 namespace {
 
-using boost::json::object;
 using boost::json::value;
 namespace agent = aop::agent;
 
@@ -28,12 +27,14 @@ value service_monitor(int i) {
   const std::string name = "svc-" + std::to_string(i);
   return boost::json::parse(R"({
     "apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
-    "metadata": {"name": ")" + name + R"(", "namespace": ")" + ns + R"(",
+    "metadata": {"name": ")" +
+                            name + R"(", "namespace": ")" + ns + R"(",
                  "labels": {"monitoring": "enabled"}},
     "spec": {
       "jobLabel": "app.kubernetes.io/name",
       "targetLabels": ["team"],
-      "selector": {"matchLabels": {"app": ")" + name + R"("},
+      "selector": {"matchLabels": {"app": ")" +
+                            name + R"("},
                    "matchExpressions": [{"key": "tier", "operator": "In", "values": ["web", "api"]}]},
       "endpoints": [
         {"port": "http", "interval": "30s", "path": "/metrics",
@@ -62,9 +63,11 @@ agent::MemoryCluster make_cluster() {
   for (int n = 0; n < kNamespaces; ++n) {
     const std::string ns = "team-" + std::to_string(n);
     (void)c.add(boost::json::parse(R"({"apiVersion": "v1", "kind": "Secret",
-      "metadata": {"name": "tls", "namespace": ")" + ns + R"("}, "data": {"ca.crt": "Q0E="}})"));
+      "metadata": {"name": "tls", "namespace": ")" +
+                                   ns + R"("}, "data": {"ca.crt": "Q0E="}})"));
     (void)c.add(boost::json::parse(R"({"apiVersion": "v1", "kind": "Secret",
-      "metadata": {"name": "token", "namespace": ")" + ns + R"("}, "data": {"token": "VE9L"}})"));
+      "metadata": {"name": "token", "namespace": ")" +
+                                   ns + R"("}, "data": {"token": "VE9L"}})"));
   }
   return c;
 }
@@ -79,7 +82,7 @@ void BM_RenderMetricsConfig(benchmark::State& state) {
   const auto d = agent::discover(the_agent(cluster), cluster, options);
   const auto assets = agent::resolve_assets(d.hierarchy, cluster).value();
   std::size_t bytes = 0;
-  for (auto _ : state) {
+  while (state.KeepRunning()) {
     auto cfg = agent::render_metrics_config(d.hierarchy, assets, options);
     bytes = cfg.value().text.size();
     benchmark::DoNotOptimize(cfg);
@@ -95,7 +98,7 @@ void BM_MetricsConfigTree(benchmark::State& state) {
   const agent::Options options;
   const auto d = agent::discover(the_agent(cluster), cluster, options);
   const auto assets = agent::resolve_assets(d.hierarchy, cluster).value();
-  for (auto _ : state) {
+  while (state.KeepRunning()) {
     auto tree = agent::metrics_config_tree(d.hierarchy, assets, options, nullptr);
     benchmark::DoNotOptimize(tree);
   }
@@ -106,7 +109,7 @@ void BM_ReconcilePureCore(benchmark::State& state) {
   const auto cluster = make_cluster();
   const agent::Options options;
   const auto a = the_agent(cluster);
-  for (auto _ : state) {
+  while (state.KeepRunning()) {
     auto d = agent::discover(a, cluster, options);
     auto assets = agent::resolve_assets(d.hierarchy, cluster).value();
     auto desired = agent::build_objects(d.hierarchy, assets, options);

@@ -1,6 +1,8 @@
 // Unit tests of the Grafana Agent controller's pure core: decoding errors with JSON
 // paths and nil-versus-empty, discovery semantics and dependencies, asset collection and
 // resolution, sanitizers, gzip threshold, strategic merge, determinism.
+#include <array>
+
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -49,14 +51,17 @@ GrafanaAgent agent_of(const MemoryCluster& c, std::string_view name = "agent") {
 
 std::vector<std::string> names(const std::vector<MetricsEntry>& entries) {
   std::vector<std::string> out;
-  for (const auto& e : entries)
+  out.reserve(entries.size());
+  for (const auto& e : entries) {
     out.push_back(e.instance.metadata.ns + "/" + e.instance.metadata.name);
+  }
   return out;
 }
 
 template <class T>
 std::vector<std::string> names(const std::vector<T>& objs) {
   std::vector<std::string> out;
+  out.reserve(objs.size());
   for (const auto& o : objs) out.push_back(o.metadata.ns + "/" + o.metadata.name);
   return out;
 }
@@ -699,21 +704,25 @@ spec:
 }
 
 TEST(Render, SameStateGivesByteIdenticalOutputWhateverTheInputOrder) {
-  const std::vector<std::string> docs = {
-      "apiVersion: monitoring.grafana.com/v1alpha1\nkind: GrafanaAgent\nmetadata: {name: "
-      "agent, namespace: ns1, uid: u}\nspec: {metrics: {instanceSelector: {}, shards: 2}}\n",
-      "apiVersion: monitoring.grafana.com/v1alpha1\nkind: MetricsInstance\nmetadata: {name: "
-      "m1, namespace: ns1}\nspec: {serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: "
-      "{}}\n",
-      "apiVersion: monitoring.grafana.com/v1alpha1\nkind: MetricsInstance\nmetadata: {name: "
-      "m0, namespace: ns1}\nspec: {serviceMonitorSelector: {}}\n",
-      "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: b, "
-      "namespace: z}\nspec: {endpoints: [{port: a}, {port: b}]}\n",
-      "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: a, "
-      "namespace: z}\nspec: {endpoints: [{port: c}]}\n",
-      "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: c, "
-      "namespace: ns1}\nspec: {endpoints: [{port: d}]}\n",
+  // One document per object: (kind, namespace/name, spec).
+  const std::vector<std::array<std::string, 3>> objects = {
+      {"monitoring.grafana.com/v1alpha1 GrafanaAgent", "agent ns1",
+       "{metrics: {instanceSelector: {}, shards: 2}}"},
+      {"monitoring.grafana.com/v1alpha1 MetricsInstance", "m1 ns1",
+       "{serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: {}}"},
+      {"monitoring.grafana.com/v1alpha1 MetricsInstance", "m0 ns1", "{serviceMonitorSelector: {}}"},
+      {"monitoring.coreos.com/v1 ServiceMonitor", "b z", "{endpoints: [{port: a}, {port: b}]}"},
+      {"monitoring.coreos.com/v1 ServiceMonitor", "a z", "{endpoints: [{port: c}]}"},
+      {"monitoring.coreos.com/v1 ServiceMonitor", "c ns1", "{endpoints: [{port: d}]}"},
   };
+  std::vector<std::string> docs;
+  for (const auto& [type, key, spec] : objects) {
+    const auto t = type.find(' ');
+    const auto k = key.find(' ');
+    docs.push_back("apiVersion: " + type.substr(0, t) + "\nkind: " + type.substr(t + 1) +
+                   "\nmetadata: {name: " + key.substr(0, k) + ", namespace: " + key.substr(k + 1) +
+                   ", uid: u}\nspec: " + spec + "\n");
+  }
   auto render = [&](const std::vector<std::size_t>& order) {
     std::string text;
     for (auto i : order) text += "---\n" + docs[i];
