@@ -27,9 +27,10 @@ struct ApiServer::Target {
     return it == query.end() ? std::string_view() : std::string_view(it->second);
   }
   bool has(std::string_view key) const { return query.contains(key); }
+  // Go's strconv.ParseBool spellings of true.
   bool flag(std::string_view key) const {
     const auto v = param(key);
-    return v == "true" || v == "1";
+    return v == "true" || v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "True";
   }
 };
 
