@@ -17,6 +17,7 @@
 #include "k8s/api_client.hpp"
 #include "k8s/informer.hpp"
 #include "tests/k8s/async_helpers.hpp"
+#include "tests/k8s/gate_client.hpp"
 #include "tests/k8s/sim_fixture.hpp"
 
 namespace json = boost::json;
@@ -205,7 +206,8 @@ asio::awaitable<void> mutate_worker(ApiClient& client, std::uint64_t seed, int o
       const json::value patch = value_patch(r());
       co_await client.patch(kConfigMap, key, PatchType::merge, patch);
     } else {
-      co_await client.remove(kConfigMap, key, DeleteOptions{});
+      const DeleteOptions options;
+      co_await client.remove(kConfigMap, key, options);
     }
   }
   --running;
@@ -329,100 +331,6 @@ TEST(InformerSim, TenThousandObjectsStayEqualThroughFaults) {
 
 namespace {
 
-// An ApiClient in front of another that can cut the informer off: while the gate is
-// closed, lists and watches fail as if the server were unreachable, and open watch
-// streams are closed.
-class GateClient final : public ApiClient {
- public:
-  explicit GateClient(ApiClient& inner) : inner_(inner) {}
-
-  void close_gate() {
-    open_ = false;
-    const std::lock_guard lock(mutex_);
-    for (auto* s : streams_) s->close();
-  }
-  void open_gate() { open_ = true; }
-
-  ResourceRegistry& registry() override { return inner_.registry(); }
-  asio::awaitable<ApiResult<void>> discover() override { return inner_.discover(); }
-  asio::awaitable<ApiResult<json::value>> get(const GroupVersionKind& gvk,
-                                              const ObjectKey& key) override {
-    return inner_.get(gvk, key);
-  }
-  asio::awaitable<ApiResult<ListResult>> list(const GroupVersionKind& gvk, std::string_view ns,
-                                              const ListOptions& options) override {
-    return inner_.list(gvk, ns, options);
-  }
-  asio::awaitable<ApiResult<ListPage>> list_page(const GroupVersionKind& gvk, std::string_view ns,
-                                                 const ListOptions& options,
-                                                 std::string continue_token) override {
-    if (!open_) co_return unreachable();
-    co_return co_await inner_.list_page(gvk, ns, options, std::move(continue_token));
-  }
-  asio::awaitable<ApiResult<std::unique_ptr<WatchStream>>> watch(
-      const GroupVersionKind& gvk, std::string_view ns, const WatchOptions& options) override {
-    if (!open_) co_return unreachable();
-    auto s = co_await inner_.watch(gvk, ns, options);
-    if (!s) co_return s.error();
-    co_return std::unique_ptr<WatchStream>(new Stream(*this, std::move(*s)));
-  }
-  asio::awaitable<ApiResult<json::value>> create(const json::value& o) override {
-    return inner_.create(o);
-  }
-  asio::awaitable<ApiResult<json::value>> update(const json::value& o) override {
-    return inner_.update(o);
-  }
-  asio::awaitable<ApiResult<json::value>> update_status(const json::value& o) override {
-    return inner_.update_status(o);
-  }
-  asio::awaitable<ApiResult<json::value>> patch(const GroupVersionKind& gvk, const ObjectKey& key,
-                                                PatchType type, const json::value& p,
-                                                bool status) override {
-    return inner_.patch(gvk, key, type, p, status);
-  }
-  asio::awaitable<ApiResult<void>> remove(const GroupVersionKind& gvk, const ObjectKey& key,
-                                          const DeleteOptions& options) override {
-    return inner_.remove(gvk, key, options);
-  }
-
- private:
-  class Stream final : public WatchStream {
-   public:
-    Stream(GateClient& gate, std::unique_ptr<WatchStream> inner)
-        : gate_(gate), inner_(std::move(inner)) {
-      const std::lock_guard lock(gate_.mutex_);
-      gate_.streams_.insert(this);
-      if (!gate_.open_) inner_->close();
-    }
-    ~Stream() override {
-      const std::lock_guard lock(gate_.mutex_);
-      gate_.streams_.erase(this);
-    }
-    asio::awaitable<ApiResult<WatchEvent>> next() override {
-      auto e = co_await inner_->next();
-      if (!gate_.open_) co_return unreachable();
-      co_return e;
-    }
-    void close() override { inner_->close(); }
-
-   private:
-    GateClient& gate_;
-    std::unique_ptr<WatchStream> inner_;
-  };
-
-  static ApiError unreachable() {
-    ApiError e;
-    e.transport = asio::error::connection_refused;
-    e.message = "gate closed";
-    return e;
-  }
-
-  ApiClient& inner_;
-  std::atomic<bool> open_{true};
-  std::mutex mutex_;  // owns streams_
-  std::set<Stream*> streams_;
-};
-
 void deletes_while_disconnected(int history, int modifications) {
   const std::string dir = temp_dir("aop-informer-gate");
   const std::string preload = write_preload(dir, 500);
@@ -431,14 +339,14 @@ void deletes_while_disconnected(int history, int modifications) {
   tst::IoThreads io(2);
   auto real = make_api_client(io.executor(), sim.client_config(), fast_client("informer"));
   auto mutator = make_api_client(io.executor(), sim.client_config(), fast_client("mutator"));
-  GateClient gate(*real);
+  tst::GateClient gate(*real);
   HandlerView view;
   auto informer = make_informer(io.executor(), gate, fast_informer(kConfigMap));
   informer->add_handler(view.handler());
   informer->start();
   ASSERT_TRUE(tst::wait_until([&] { return informer->has_synced(); })) << "never synced";
 
-  gate.close_gate();
+  gate.set(tst::GateClient::Mode::refuse);
   std::set<std::string> deleted;
   for (int i = 0; i < 500; i += 10) {
     const ObjectKey key{"ns-" + std::to_string(i % kNamespaces), "cm-" + std::to_string(i)};
@@ -453,7 +361,7 @@ void deletes_while_disconnected(int history, int modifications) {
         PatchType::merge, json::object{{"data", {{"value", std::to_string(m)}}}})));
   }
   EXPECT_EQ(informer->store().size(), 500u) << "the cache changed while disconnected";
-  gate.open_gate();
+  gate.set(tst::GateClient::Mode::open);
 
   const auto server = server_objects(io, *mutator, kConfigMap);
   ASSERT_EQ(server.size(), 450u);
