@@ -256,10 +256,13 @@ void start_leading(State& s) {
 void stop_leading(State& s, std::string_view why) {
   if (!s.leader.exchange(false, std::memory_order_acq_rel)) return;
   s.gauge.set(0);
-  net::log::warn("stopped leading",
-                 {{"lease", s.config.lease_namespace + "/" + s.config.lease_name},
-                  {"identity", s.config.identity},
-                  {"reason", why}});
+  const auto level = s.stopped.load() ? net::log::Level::info : net::log::Level::warn;
+  if (net::log::enabled(level)) {
+    net::log::write(level, "stopped leading",
+                    {{"lease", s.config.lease_namespace + "/" + s.config.lease_name},
+                     {"identity", s.config.identity},
+                     {"reason", why}});
+  }
   if (s.config.on_stopped_leading) s.config.on_stopped_leading();
 }
 
