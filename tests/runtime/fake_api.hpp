@@ -2,11 +2,12 @@
 // resourceVersions, generations (bumped when anything but metadata/status changes),
 // optimistic concurrency, delete preconditions, and injectable failures. It counts every
 // call and write, and can copy its state into bare Stores to play the informer caches
-// (deliberately stale until sync() is called).
+// (deliberately stale until sync() is called). The API methods are thread-safe.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,6 +97,7 @@ class FakeApi final : public k8s::ApiClient {
 
   boost::asio::awaitable<k8s::ApiResult<json::value>> get(const k8s::GroupVersionKind& gvk,
                                                           const k8s::ObjectKey& key) override {
+    const std::lock_guard lock(mutex_);
     Call c{"get", gvk.kind, key.str()};
     calls.push_back(c);
     if (auto e = injected(c, nullptr)) co_return *e;
@@ -120,6 +122,7 @@ class FakeApi final : public k8s::ApiClient {
   }
 
   boost::asio::awaitable<k8s::ApiResult<json::value>> create(const json::value& v) override {
+    const std::lock_guard lock(mutex_);
     json::object obj = v.as_object();
     auto& md = obj["metadata"].as_object();
     Call c{"create", str_at(obj, "kind"), key_of(md)};
@@ -136,6 +139,7 @@ class FakeApi final : public k8s::ApiClient {
   }
 
   boost::asio::awaitable<k8s::ApiResult<json::value>> update(const json::value& v) override {
+    const std::lock_guard lock(mutex_);
     json::object obj = v.as_object();
     auto& md = obj["metadata"].as_object();
     Call c{"update", str_at(obj, "kind"), key_of(md)};
@@ -162,6 +166,7 @@ class FakeApi final : public k8s::ApiClient {
   }
 
   boost::asio::awaitable<k8s::ApiResult<json::value>> update_status(const json::value& v) override {
+    const std::lock_guard lock(mutex_);
     const json::object& obj = v.as_object();
     const auto& md = obj.at("metadata").as_object();
     Call c{"update_status", str_at(obj, "kind"), key_of(md)};
@@ -185,6 +190,7 @@ class FakeApi final : public k8s::ApiClient {
   boost::asio::awaitable<k8s::ApiResult<void>> remove(const k8s::GroupVersionKind& gvk,
                                                       const k8s::ObjectKey& key,
                                                       const k8s::DeleteOptions& options) override {
+    const std::lock_guard lock(mutex_);
     Call c{"delete", gvk.kind, key.str()};
     calls.push_back(c);
     last_delete = options;
@@ -226,6 +232,9 @@ class FakeApi final : public k8s::ApiClient {
   }
 
   k8s::ResourceRegistry registry_;
+  // Serializes the API methods (the controller calls them from several threads); the
+  // inspection helpers are for the test's own thread.
+  std::mutex mutex_;
   std::map<std::string, json::object> objects_;
   int rv_ = 100;
   int uid_ = 0;
