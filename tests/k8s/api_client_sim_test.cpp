@@ -1,4 +1,7 @@
 // The API client's verbs against a running kube-sim.
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
@@ -224,4 +227,31 @@ TEST_F(ApiClientSim, DiscoveryFindsCustomResourcesInstalledLater) {
   EXPECT_EQ(unknown.error().code, 0);
   EXPECT_NE(unknown.error().message.find("is its CustomResourceDefinition installed"),
             std::string::npos);
+}
+
+TEST(ApiClientAuth, RotatedTokenFileIsPickedUp) {
+  tst::KubeSim sim({"--token", "second-token"});
+  tst::IoThreads io(1);
+  char tmpl[] = "/tmp/aop-token-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/token";
+  { std::ofstream(path) << "first-token\n"; }
+  net::FakeClock clock;
+  auto config = sim.client_config();
+  config.token = make_file_token_source(path, clock);
+  auto client = make_api_client(io.executor(), config, {});
+
+  auto denied = io.run(client->get(kConfigMap, {"default", "x"}));
+  ASSERT_FALSE(denied);
+  EXPECT_EQ(denied.error().code, 401) << denied.error().describe();
+
+  // The token is rotated on disk; the client uses it once the refresh period passed.
+  { std::ofstream(path) << "second-token\n"; }
+  auto still = io.run(client->get(kConfigMap, {"default", "x"}));
+  EXPECT_EQ(still.error().code, 401) << "re-read before the refresh period";
+  clock.advance(std::chrono::seconds(61));
+  auto allowed = io.run(client->get(kConfigMap, {"default", "x"}));
+  ASSERT_FALSE(allowed);
+  EXPECT_TRUE(allowed.error().not_found()) << allowed.error().describe();
+  std::filesystem::remove_all(tmpl);
 }
