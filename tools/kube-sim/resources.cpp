@@ -35,61 +35,52 @@ void ResourceRegistry::add(ResourceType t) {
 }
 
 ResourceRegistry::ResourceRegistry() {
-  using R = ResourceType;
-  {
-    R t;
+  // Built with a function returning the value: GCC 12 at -O3 warns (falsely) about
+  // copies of a default-constructed local whose strings are assigned piecemeal.
+  auto make = [](std::string group, std::string resource, std::string kind) {
+    ResourceType t;
+    t.group = std::move(group);
     t.version = "v1";
-    t.resource = "namespaces";
-    t.kind = "Namespace";
+    t.resource = std::move(resource);
+    t.kind = std::move(kind);
+    return t;
+  };
+  {
+    auto t = make("", "namespaces", "Namespace");
     t.short_names = {"ns"};
     t.namespaced = false;
     t.status_subresource = true;
     t.name_rule = NameRule::dns_label;
     t.field_labels = {"status.phase"};
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.version = "v1";
-    t.resource = "configmaps";
-    t.kind = "ConfigMap";
+    auto t = make("", "configmaps", "ConfigMap");
     t.short_names = {"cm"};
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.version = "v1";
-    t.resource = "secrets";
-    t.kind = "Secret";
+    auto t = make("", "secrets", "Secret");
     t.field_labels = {"type"};
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.version = "v1";
-    t.resource = "services";
-    t.kind = "Service";
+    auto t = make("", "services", "Service");
     t.short_names = {"svc"};
     t.categories = {"all"};
     t.status_subresource = true;
     t.name_rule = NameRule::dns1035_label;
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.version = "v1";
-    t.resource = "endpoints";
-    t.kind = "Endpoints";
+    auto t = make("", "endpoints", "Endpoints");
     t.singular = "endpoints";
     t.short_names = {"ep"};
     t.create_on_update = true;
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.version = "v1";
-    t.resource = "events";
-    t.kind = "Event";
+    auto t = make("", "events", "Event");
     t.short_names = {"ev"};
     t.create_on_update = true;
     t.name_rule = NameRule::path_segment;
@@ -104,73 +95,52 @@ ResourceRegistry::ResourceRegistry() {
                       "reportingComponent",
                       "source",
                       "type"};
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.version = "v1";
-    t.resource = "pods";
-    t.kind = "Pod";
+    auto t = make("", "pods", "Pod");
     t.short_names = {"po"};
     t.categories = {"all"};
     t.status_subresource = true;
     t.field_labels = {
         "spec.nodeName",    "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
         "spec.hostNetwork", "status.phase",       "status.podIP",       "status.nominatedNodeName"};
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.version = "v1";
-    t.resource = "nodes";
-    t.kind = "Node";
+    auto t = make("", "nodes", "Node");
     t.short_names = {"no"};
     t.namespaced = false;
     t.status_subresource = true;
     t.field_labels = {"spec.unschedulable"};
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.version = "v1";
-    t.resource = "serviceaccounts";
-    t.kind = "ServiceAccount";
+    auto t = make("", "serviceaccounts", "ServiceAccount");
     t.short_names = {"sa"};
-    add(t);
+    add(std::move(t));
   }
   for (const auto& [res, kind, sn] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"deployments", "Deployment", "deploy"},
            {"statefulsets", "StatefulSet", "sts"},
            {"daemonsets", "DaemonSet", "ds"}}) {
-    R t;
-    t.group = "apps";
-    t.version = "v1";
-    t.resource = res;
-    t.kind = kind;
+    auto t = make("apps", res, kind);
     t.short_names = {sn};
     t.categories = {"all"};
     t.status_subresource = true;
     t.generation = true;
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.group = "events.k8s.io";
-    t.version = "v1";
-    t.resource = "events";
-    t.kind = "Event";
+    auto t = make("events.k8s.io", "events", "Event");
     t.short_names = {"ev"};
     t.create_on_update = true;
     t.name_rule = NameRule::path_segment;
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.group = "coordination.k8s.io";
-    t.version = "v1";
-    t.resource = "leases";
-    t.kind = "Lease";
-    add(t);
+    auto t = make("coordination.k8s.io", "leases", "Lease");
+    add(std::move(t));
   }
   for (const auto& [res, kind, namespaced] :
        std::vector<std::tuple<std::string, std::string, bool>>{
@@ -178,26 +148,18 @@ ResourceRegistry::ResourceRegistry() {
            {"rolebindings", "RoleBinding", true},
            {"clusterroles", "ClusterRole", false},
            {"clusterrolebindings", "ClusterRoleBinding", false}}) {
-    R t;
-    t.group = "rbac.authorization.k8s.io";
-    t.version = "v1";
-    t.resource = res;
-    t.kind = kind;
+    auto t = make("rbac.authorization.k8s.io", res, kind);
     t.namespaced = namespaced;
     t.name_rule = NameRule::path_segment;
-    add(t);
+    add(std::move(t));
   }
   {
-    R t;
-    t.group = "apiextensions.k8s.io";
-    t.version = "v1";
-    t.resource = "customresourcedefinitions";
-    t.kind = "CustomResourceDefinition";
+    auto t = make("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition");
     t.short_names = {"crd", "crds"};
     t.namespaced = false;
     t.status_subresource = true;
     t.generation = true;
-    add(t);
+    add(std::move(t));
   }
 }
 
