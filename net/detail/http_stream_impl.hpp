@@ -1,0 +1,157 @@
+// Internal: the streaming-response reader, generic over the byte stream (plain TCP,
+// TLS, or an in-memory test stream), so tests drive the production code path with
+// beast::test::stream. Included only by net/http_client.cpp and white-box tests.
+//
+// Every operation on the stream runs on one strand (strand_), so close() from any
+// thread is serialized with a pending read: it closes the transport and the read
+// completes with operation_aborted.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "net/detail/http_io.hpp"
+#include "net/http_client.hpp"
+
+namespace aop::net::detail {
+
+// Largest piece handed to the caller per read_some(): big enough that a busy watch
+// stream costs few wake-ups, small enough to stay in cache for the JSON framer.
+inline constexpr std::size_t kStreamPieceBytes = 64 * 1024;
+
+struct StreamTimeouts {
+  Duration io_timeout;    // writing the request, and waiting for the response header
+  Duration idle_timeout;  // between body reads
+  std::uint32_t header_limit = 64 * 1024;
+};
+
+template <class Stream>
+class BasicHttpStream final : public HttpStream,
+                              public std::enable_shared_from_this<BasicHttpStream<Stream>> {
+ public:
+  BasicHttpStream(Stream stream, beast::flat_buffer buffer, StreamTimeouts timeouts)
+      : stream_(std::move(stream)),
+        strand_(boost::asio::make_strand(stream_.get_executor())),
+        buffer_(std::move(buffer)),
+        timeouts_(timeouts),
+        piece_(kStreamPieceBytes) {
+    parser_.body_limit(boost::none);  // a watch never ends by size
+    parser_.header_limit(timeouts.header_limit);
+  }
+
+  // Writes the request and reads the response header.
+  boost::asio::awaitable<boost::system::error_code> start(
+      beast::http::request<beast::http::string_body> request) {
+    auto self = this->shared_from_this();
+    co_return co_await boost::asio::co_spawn(strand_, self->start_on_strand(std::move(request)),
+                                             boost::asio::use_awaitable);
+  }
+
+  boost::asio::awaitable<boost::system::result<std::string_view>> read_some() override {
+    auto self = this->shared_from_this();
+    co_return co_await boost::asio::co_spawn(strand_, self->read_on_strand(),
+                                             boost::asio::use_awaitable);
+  }
+
+  void close() override {
+    closed_.store(true, std::memory_order_release);
+    boost::asio::post(strand_,
+                      [self = this->shared_from_this()] { close_transport(self->stream_); });
+  }
+
+ private:
+  boost::asio::awaitable<boost::system::error_code> start_on_strand(
+      beast::http::request<beast::http::string_body> request) {
+    namespace http = beast::http;
+    using boost::asio::as_tuple;
+    using boost::asio::use_awaitable;
+    if (closed_.load(std::memory_order_acquire)) co_return boost::asio::error::operation_aborted;
+    set_deadline(stream_, timeouts_.io_timeout);
+    auto [wec, written] = co_await http::async_write(stream_, request, as_tuple(use_awaitable));
+    if (wec) co_return aborted_or(map_transport_error(wec, Phase::write, false));
+    set_deadline(stream_, timeouts_.io_timeout);
+    auto [rec, read] =
+        co_await http::async_read_header(stream_, buffer_, parser_, as_tuple(use_awaitable));
+    if (rec) co_return aborted_or(map_transport_error(rec, Phase::read, parser_.got_some()));
+    const auto& header = parser_.get();
+    status_ = static_cast<int>(header.result_int());
+    headers_ = to_headers(header.base());
+    done_ = parser_.is_done();
+    co_return boost::system::error_code{};
+  }
+
+  boost::asio::awaitable<boost::system::result<std::string_view>> read_on_strand() {
+    namespace http = beast::http;
+    using boost::asio::as_tuple;
+    using boost::asio::use_awaitable;
+    using Result = boost::system::result<std::string_view>;
+    for (;;) {
+      if (closed_.load(std::memory_order_acquire)) {
+        co_return Result(boost::system::error_code(boost::asio::error::operation_aborted));
+      }
+      if (failed_) co_return Result(failed_);
+      if (done_) co_return Result(std::string_view{});
+      auto& body = parser_.get().body();
+      body.data = piece_.data();
+      body.size = piece_.size();
+      set_deadline(stream_, timeouts_.idle_timeout);
+      auto [ec, n] =
+          co_await http::async_read_some(stream_, buffer_, parser_, as_tuple(use_awaitable));
+      (void)n;
+      const std::size_t produced = piece_.size() - parser_.get().body().size;
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec) {
+        failed_ = aborted_or(map_transport_error(ec, Phase::stream_read, true));
+        if (produced == 0) continue;  // report the error on this call
+      }
+      if (parser_.is_done()) done_ = true;
+      if (produced > 0) co_return Result(std::string_view(piece_.data(), produced));
+      // Only framing (a chunk header) was consumed: read again.
+    }
+  }
+
+  boost::system::error_code aborted_or(boost::system::error_code ec) const {
+    if (closed_.load(std::memory_order_acquire)) return boost::asio::error::operation_aborted;
+    return ec;
+  }
+
+  Stream stream_;
+  boost::asio::strand<boost::asio::any_io_executor> strand_;
+  // Owned by strand_:
+  beast::flat_buffer buffer_;
+  beast::http::response_parser<beast::http::buffer_body> parser_;
+  StreamTimeouts timeouts_;
+  std::vector<char> piece_;
+  bool done_ = false;
+  boost::system::error_code failed_;
+  // Set by close() from any thread; read on the strand.
+  std::atomic<bool> closed_{false};
+};
+
+// Starts a streaming exchange on an already connected stream: writes `request`, reads
+// the response header, and returns the stream for reading the body.
+template <class Stream>
+boost::asio::awaitable<boost::system::result<std::shared_ptr<HttpStream>>> open_stream_on(
+    Stream stream, beast::flat_buffer buffer,
+    beast::http::request<beast::http::string_body> request, StreamTimeouts timeouts) {
+  auto s =
+      std::make_shared<BasicHttpStream<Stream>>(std::move(stream), std::move(buffer), timeouts);
+  if (auto ec = co_await s->start(std::move(request))) {
+    co_return boost::system::result<std::shared_ptr<HttpStream>>(ec);
+  }
+  co_return std::shared_ptr<HttpStream>(std::move(s));
+}
+
+}  // namespace aop::net::detail
