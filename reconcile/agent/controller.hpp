@@ -1,0 +1,110 @@
+// The live Grafana Agent controller and the kubelet Service/Endpoints controller, as
+// modules app/ runs (reconcile/runtime/module.hpp).
+//
+// Grafana Agent controller (spec 2.7, 3.1, 3.11, 3.12 and the output-neutral parts of 6):
+//   caches     the 5 grafana kinds and 3 coreos kinds (full objects); Namespaces,
+//              Secrets and ConfigMaps metadata-only (referenced contents are read with
+//              GET on demand, live_view.hpp); owned Secrets (metadata-only), Services,
+//              StatefulSets, DaemonSets and Deployments filtered by the managed-by label
+//   events     a GrafanaAgent (matching --agent-selector) reconciles itself; a member,
+//              a Namespace's labels or a referenced Secret/ConfigMap reconciles exactly
+//              the roots whose recorded reads it falls into (old and new labels); an
+//              owned object reconciles its owner
+//   reconcile  plan_root() (the same code path as `agent-operator render`), then the
+//              plan's steps in order through the apply engine, then status and Events
+//
+// Status written on the GrafanaAgent (status subresource, only when it changed):
+//   conditions        Reconciled (True, or False with a reason and the error) and Ready
+//                     (every generated workload has its replicas ready)
+//   observedGeneration
+//   metricsInstances, serviceMonitors, podMonitors, probes, logsInstances, podLogs,
+//   integrations      counts of the discovered hierarchy (a monitor selected by two
+//                     instances counts twice)
+//   problems          [{kind, namespace, name, field, message, severity}] of members that
+//                     were skipped or look wrong (at most kMaxStatusProblems)
+// Warning Events name the member and the field: on the member, and summarized on the
+// GrafanaAgent; emitted when a root's problems or error change, not on every resync.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "k8s/resource.hpp"
+#include "reconcile/agent/options.hpp"
+#include "reconcile/runtime/controller.hpp"
+#include "reconcile/runtime/module.hpp"
+
+namespace aop::agent {
+
+struct AgentModuleOptions {
+  Options agent;               // operator labels, version, compat
+  std::string agent_selector;  // --agent-selector: label-selector string ("" = every agent)
+};
+
+inline constexpr std::size_t kMaxStatusProblems = 50;
+
+// The Grafana Agent controller module. The extra accessors serve tests and benchmarks.
+class AgentController final : public runtime::ControllerModule {
+ public:
+  // Registers the caches and handlers with ctx.informers. Throws std::invalid_argument
+  // when the agent selector does not parse (app/ validates it first).
+  AgentController(const runtime::ModuleContext& ctx, AgentModuleOptions options);
+  ~AgentController() override;
+  AgentController(const AgentController&) = delete;
+  AgentController& operator=(const AgentController&) = delete;
+
+  const std::string& name() const override;
+  std::string not_ready_reason() const override;
+  void start_reconciling() override;
+  void stop_reconciling() override;
+  boost::asio::awaitable<bool> stop(runtime::Duration deadline) override;
+
+  runtime::Controller& controller();
+  // Reconciles run so far (every root), and of one root.
+  std::uint64_t reconciles() const;
+  std::uint64_t reconciles(const std::string& root) const;
+  // Nothing queued, delayed or in flight.
+  bool idle();
+  // GETs of referenced Secrets/ConfigMaps so far, and contents held.
+  std::uint64_t asset_fetches() const;
+  std::size_t asset_contents() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+std::unique_ptr<runtime::ControllerModule> make_agent_module(const runtime::ModuleContext& ctx,
+                                                             AgentModuleOptions options);
+
+// The kubelet Service/Endpoints controller (spec 3.13, --kubelet-service=<ns>/<name>):
+// watches Nodes (cluster-wide) and keeps the Service and Endpoints `service` equal to
+// kubelet_objects() of every Node: created when absent, updated only when they differ
+// (conflicts re-read and retried), a Node without an address fails with backoff.
+class KubeletController final : public runtime::ControllerModule {
+ public:
+  KubeletController(const runtime::ModuleContext& ctx, k8s::ObjectKey service);
+  ~KubeletController() override;
+  KubeletController(const KubeletController&) = delete;
+  KubeletController& operator=(const KubeletController&) = delete;
+
+  const std::string& name() const override;
+  std::string not_ready_reason() const override;
+  void start_reconciling() override;
+  void stop_reconciling() override;
+  boost::asio::awaitable<bool> stop(runtime::Duration deadline) override;
+
+  runtime::Controller& controller();
+  std::uint64_t reconciles() const;
+  bool idle();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+std::unique_ptr<runtime::ControllerModule> make_kubelet_module(const runtime::ModuleContext& ctx,
+                                                               k8s::ObjectKey service);
+
+}  // namespace aop::agent

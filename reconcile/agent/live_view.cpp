@@ -1,0 +1,249 @@
+#include "reconcile/agent/live_view.hpp"
+
+#include <boost/json.hpp>
+
+#include "k8s/base64.hpp"
+
+namespace aop::agent {
+
+namespace json = boost::json;
+
+k8s::KindCache* LiveCaches::of(Kind kind) const {
+  switch (kind) {
+    case Kind::namespace_:
+      return namespaces;
+    case Kind::secret:
+      return secrets;
+    case Kind::config_map:
+      return config_maps;
+    default: {
+      const auto it = members.find(kind);
+      return it == members.end() ? nullptr : it->second;
+    }
+  }
+}
+
+Result<void> LiveClusterView::list(
+    Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
+    const std::function<void(const boost::json::object&)>& visit) const {
+  const k8s::KindCache* cache = caches_.of(kind);
+  if (cache == nullptr) {
+    return make_error(std::string(kind_name(kind)) + " objects are not watched by this operator");
+  }
+  for (const auto& obj : cache->list(ns)) {
+    if (!obj || !selector.matches(obj->labels())) continue;
+    const json::value v = obj->to_json();
+    if (v.is_object()) visit(v.get_object());
+  }
+  return {};
+}
+
+Result<Labels> LiveClusterView::namespace_labels(std::string_view ns) const {
+  if (caches_.namespaces == nullptr) return make_error("Namespaces are not watched");
+  const auto obj = caches_.namespaces->get(k8s::ObjectKey{"", std::string(ns)});
+  if (!obj) return make_error("Namespace " + std::string(ns) + " not found");
+  return runtime::labels_of(*obj);
+}
+
+std::string AssetObject::str() const {
+  return (kind == AssetKind::secret ? "Secret " : "ConfigMap ") + ns + "/" + name;
+}
+
+namespace {
+
+k8s::KindCache* metadata_cache(const LiveCaches& caches, AssetKind kind) {
+  return kind == AssetKind::secret ? caches.secrets : caches.config_maps;
+}
+
+// A string map of a GET response (`data` or `binaryData`), base64-decoded when asked.
+Result<std::map<std::string, std::string>> string_map(const json::object& obj,
+                                                      std::string_view field, bool base64,
+                                                      const std::string& what) {
+  std::map<std::string, std::string> out;
+  const auto* v = obj.if_contains(field);
+  if (v == nullptr || v->is_null()) return out;
+  if (!v->is_object()) return make_error(what + ": " + std::string(field) + ": expected an object");
+  for (const auto& [k, val] : v->get_object()) {
+    if (!val.is_string()) {
+      return make_error(what + ": " + std::string(field) + "." + std::string(k) +
+                        ": expected a string");
+    }
+    if (!base64) {
+      out.emplace(std::string(k), std::string(val.get_string()));
+      continue;
+    }
+    auto bytes = k8s::base64_decode(val.get_string());
+    if (!bytes) {
+      return make_error(what + ": " + std::string(field) + "." + std::string(k) +
+                        ": not valid base64");
+    }
+    out.emplace(std::string(k), std::move(*bytes));
+  }
+  return out;
+}
+
+std::string resource_version_of(const json::value& v) {
+  const auto* o = v.if_object();
+  if (o == nullptr) return {};
+  const auto* md = o->if_contains("metadata");
+  if (md == nullptr || !md->is_object()) return {};
+  const auto* rv = md->get_object().if_contains("resourceVersion");
+  return rv != nullptr && rv->is_string() ? std::string(rv->get_string()) : std::string();
+}
+
+}  // namespace
+
+std::optional<AssetContents::Content> AssetContents::lookup(const AssetObject& id,
+                                                            std::string_view current_rv) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = contents_.find(id);
+  if (it == contents_.end()) return std::nullopt;
+  // Valid while the cache shows the version we saw when fetching, or has caught up with
+  // the (possibly newer) version the GET returned.
+  if (it->second.seen_rv != current_rv && it->second.fetched_rv != current_rv) return std::nullopt;
+  return it->second;
+}
+
+boost::asio::awaitable<Result<void>> AssetContents::fetch(
+    k8s::ApiClient& client, const LiveCaches& caches,
+    const std::vector<ObjectDependency>& objects) {
+  for (const auto& dep : objects) {
+    if (dep.kind != Kind::secret && dep.kind != Kind::config_map) continue;
+    const AssetObject id{dep.kind == Kind::secret ? AssetKind::secret : AssetKind::config_map,
+                         dep.key.ns, dep.key.name};
+    const k8s::KindCache* meta = metadata_cache(caches, id.kind);
+    if (meta == nullptr) co_return make_error(id.str() + ": this kind is not watched");
+    const auto cached = meta->get(dep.key);
+    if (!cached) continue;  // absent: nothing to read (2.6)
+    const std::string seen_rv(cached->resource_version());
+    if (lookup(id, seen_rv)) continue;
+
+    auto got = co_await client.get(gvk(dep.kind), dep.key);
+    {
+      const std::lock_guard lock(mutex_);
+      ++fetches_;
+    }
+    Content content;
+    content.seen_rv = seen_rv;
+    if (!got) {
+      if (!got.error().not_found()) {
+        co_return make_error("reading " + id.str() + ": " + got.error().describe());
+      }
+      content.exists = false;  // deleted since the cache saw it; its event follows
+    } else {
+      content.exists = true;
+      content.fetched_rv = resource_version_of(got.value());
+      const auto* obj = got.value().if_object();
+      if (obj == nullptr) co_return make_error("reading " + id.str() + ": not an object");
+      auto data = string_map(*obj, "data", id.kind == AssetKind::secret, id.str());
+      if (!data) co_return data.error();
+      content.data = std::move(*data);
+      if (id.kind == AssetKind::config_map) {
+        auto binary = string_map(*obj, "binaryData", true, id.str());
+        if (!binary) co_return binary.error();
+        content.binary_data = std::move(*binary);
+      }
+    }
+    const std::lock_guard lock(mutex_);
+    contents_[id] = std::move(content);
+  }
+  co_return Result<void>{};
+}
+
+void AssetContents::retain(const std::string& root, std::set<AssetObject> objects) {
+  const std::lock_guard lock(mutex_);
+  auto& held = by_root_[root];
+  for (const auto& id : objects) {
+    if (!held.contains(id)) ++refs_[id];
+  }
+  for (const auto& id : held) {
+    if (objects.contains(id)) continue;
+    const auto it = refs_.find(id);
+    if (it == refs_.end()) continue;
+    if (--it->second <= 0) {
+      refs_.erase(it);
+      contents_.erase(id);
+    }
+  }
+  if (objects.empty()) {
+    by_root_.erase(root);
+  } else {
+    held = std::move(objects);
+  }
+}
+
+void AssetContents::forget(const AssetObject& id) {
+  const std::lock_guard lock(mutex_);
+  contents_.erase(id);
+}
+
+std::size_t AssetContents::size() const {
+  const std::lock_guard lock(mutex_);
+  return contents_.size();
+}
+
+std::uint64_t AssetContents::fetches() const {
+  const std::lock_guard lock(mutex_);
+  return fetches_;
+}
+
+Result<std::optional<SecretData>> PlanningAssets::secret(std::string_view ns,
+                                                         std::string_view name) const {
+  const k8s::KindCache* meta = caches_.secrets;
+  if (meta == nullptr) return make_error("Secrets are not watched");
+  const auto cached = meta->get(k8s::ObjectKey{std::string(ns), std::string(name)});
+  if (!cached) return std::optional<SecretData>();
+  const auto content = contents_.lookup({AssetKind::secret, std::string(ns), std::string(name)},
+                                        cached->resource_version());
+  if (!content) {
+    missed_ = true;
+    return make_error("contents not read yet");
+  }
+  if (!content->exists) return std::optional<SecretData>();
+  return std::optional<SecretData>(SecretData{content->data});
+}
+
+Result<std::optional<ConfigMapData>> PlanningAssets::config_map(std::string_view ns,
+                                                                std::string_view name) const {
+  const k8s::KindCache* meta = caches_.config_maps;
+  if (meta == nullptr) return make_error("ConfigMaps are not watched");
+  const auto cached = meta->get(k8s::ObjectKey{std::string(ns), std::string(name)});
+  if (!cached) return std::optional<ConfigMapData>();
+  const auto content = contents_.lookup({AssetKind::config_map, std::string(ns), std::string(name)},
+                                        cached->resource_version());
+  if (!content) {
+    missed_ = true;
+    return make_error("contents not read yet");
+  }
+  if (!content->exists) return std::optional<ConfigMapData>();
+  return std::optional<ConfigMapData>(ConfigMapData{content->data, content->binary_data});
+}
+
+runtime::RootDependencies index_dependencies(const Dependencies& deps) {
+  runtime::RootDependencies out;
+  for (const auto& l : deps.lists) {
+    runtime::KindSelection s;
+    s.kind = runtime::GroupKind::of(gvk(l.kind));
+    switch (l.scope) {
+      case NamespaceScope::one:
+        s.scope = runtime::NamespaceScope::one;
+        s.ns = l.ns;
+        break;
+      case NamespaceScope::selected:
+        s.scope = runtime::NamespaceScope::selected;
+        s.namespace_selector = l.namespace_selector;
+        break;
+      case NamespaceScope::all:
+        s.scope = runtime::NamespaceScope::all;
+        break;
+    }
+    s.selector = l.selector;
+    out.selections.push_back(std::move(s));
+  }
+  for (const auto& o : deps.objects) {
+    out.objects.push_back(runtime::ObjectDependency{runtime::GroupKind::of(gvk(o.kind)), o.key});
+  }
+  return out;
+}
+
+}  // namespace aop::agent
