@@ -130,6 +130,9 @@ out=$(k apply -f "$work/deployment2.yaml")
 [[ $out == *"deployment.apps/web configured"* ]] || fail "deployment re-apply: $out"
 out=$(k get deployment web -o jsonpath='{.spec.template.spec.containers[*].name} {.spec.template.spec.containers[0].env[0].value} {.metadata.generation}')
 [ "$out" = "web two 2" ] || fail "after strategic merge apply: '$out'"
+k scale deployment web --replicas=4
+out=$(k get deployment web -o jsonpath='{.spec.replicas}')
+[ "$out" = "4" ] || fail "after kubectl scale: '$out'"
 k get deployments
 k delete -f "$work/deployment2.yaml"
 

@@ -301,3 +301,50 @@ TEST_F(Crud, BearerTokenIsRequiredWhenConfigured) {
 
 }  // namespace
 }  // namespace aop::sim::testing
+
+namespace aop::sim::testing {
+namespace {
+
+class Scale : public SimTest {};
+
+TEST_F(Scale, ScaleSubresourceOfADeployment) {
+  post("/apis/apps/v1/namespaces/default/deployments", json::parse(R"({"metadata":{"name":"d"},
+    "spec":{"replicas":2,"selector":{"matchLabels":{"app":"d"}},
+            "template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"i:1"}]}}}})"));
+  auto s = get("/apis/apps/v1/namespaces/default/deployments/d/scale");
+  EXPECT_EQ(s.at("kind"), "Scale");
+  EXPECT_EQ(s.at("apiVersion"), "autoscaling/v1");
+  EXPECT_EQ(s.at("spec").at("replicas"), 2);
+  EXPECT_EQ(s.at("status").at("selector"), "app=d");
+  auto scaled = patch("/apis/apps/v1/namespaces/default/deployments/d/scale",
+                      "application/merge-patch+json", json::parse(R"({"spec":{"replicas":5}})"));
+  EXPECT_EQ(scaled.at("spec").at("replicas"), 5);
+  auto d = get("/apis/apps/v1/namespaces/default/deployments/d");
+  EXPECT_EQ(d.at("spec").at("replicas"), 5);
+  EXPECT_EQ(d.at("metadata").at("generation"), 2);
+  auto stale = s;
+  stale.as_object()["spec"].as_object()["replicas"] = 1;
+  EXPECT_EQ(
+      call("PUT", "/apis/apps/v1/namespaces/default/deployments/d/scale", json::serialize(stale))
+          .status,
+      409);
+  EXPECT_EQ(call("PATCH", "/apis/apps/v1/namespaces/default/deployments/d/scale",
+                 R"({"spec":{"replicas":-1}})", "application/merge-patch+json")
+                .status,
+            422);
+  EXPECT_EQ(call("GET", "/apis/apps/v1/namespaces/default/daemonsets/x/scale").status, 404);
+  bool listed = false;
+  const auto apps = get("/apis/apps/v1");
+  for (const auto& r : apps.at("resources").as_array()) {
+    if (r.at("name") == "deployments/scale") listed = r.at("kind") == "Scale";
+  }
+  EXPECT_TRUE(listed);
+}
+
+TEST_F(Scale, WatchAcceptsGoBooleanSpellings) {
+  auto r = call("GET", "/api/v1/namespaces/default/configmaps?watch=True&allowWatchBookmarks=True");
+  EXPECT_TRUE(r.watch);
+}
+
+}  // namespace
+}  // namespace aop::sim::testing

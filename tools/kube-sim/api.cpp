@@ -349,7 +349,8 @@ Response ApiServer::handle(const Request& req) {
   if (rest.size() >= 2) t.name = rest[1];
   if (rest.size() == 3) t.subresource = rest[2];
   if (!t.type->namespaced && !t.ns.empty()) return not_found_path();
-  if (!t.subresource.empty() && (t.subresource != "status" || !t.type->status_subresource)) {
+  if (!t.subresource.empty() && !(t.subresource == "status" && t.type->status_subresource) &&
+      !(t.subresource == "scale" && !t.type->scale_spec_path.empty())) {
     return not_found_path();
   }
   return route(req, t);
@@ -422,6 +423,10 @@ Response ApiServer::handle_resource(const Request& req, Target& t) {
     e.message = "the server could not find the requested resource";
     return error_response(e);
   }
+  if (t.subresource == "scale" && !t.name.empty() &&
+      (t.verb == "get" || t.verb == "update" || t.verb == "patch")) {
+    return do_scale(req, t);
+  }
   if (t.verb == "get") return do_get(req, t);
   if (t.verb == "list") return do_list(req, t);
   if (t.verb == "watch") return do_watch(req, t);
@@ -484,6 +489,15 @@ json::object resource_list(std::string_view group_version, const std::vector<Typ
     if (!t->categories.empty()) r["categories"] = string_array(t->categories);
     r["storageVersionHash"] = version_hash(*t);
     resources.push_back(std::move(r));
+    if (!t->scale_spec_path.empty()) {
+      resources.push_back(json::object{{"name", t->resource + "/scale"},
+                                       {"singularName", ""},
+                                       {"namespaced", t->namespaced},
+                                       {"group", "autoscaling"},
+                                       {"version", "v1"},
+                                       {"kind", "Scale"},
+                                       {"verbs", json::array{"get", "patch", "update"}}});
+    }
     if (t->status_subresource) {
       json::object s;
       s["name"] = t->resource + "/status";
@@ -524,13 +538,22 @@ json::object discovery_resource(const ResourceType& t) {
   r["verbs"] = string_array(kVerbs);
   if (!t.short_names.empty()) r["shortNames"] = string_array(t.short_names);
   if (!t.categories.empty()) r["categories"] = string_array(t.categories);
+  json::array subs;
   if (t.status_subresource) {
-    r["subresources"] = json::array{
+    subs.push_back(
         json::object{{"subresource", "status"},
                      {"responseKind",
                       json::object{{"group", t.group}, {"version", t.version}, {"kind", t.kind}}},
-                     {"verbs", json::array{"get", "patch", "update"}}}};
+                     {"verbs", json::array{"get", "patch", "update"}}});
   }
+  if (!t.scale_spec_path.empty()) {
+    subs.push_back(
+        json::object{{"subresource", "scale"},
+                     {"responseKind",
+                      json::object{{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}}},
+                     {"verbs", json::array{"get", "patch", "update"}}});
+  }
+  if (!subs.empty()) r["subresources"] = std::move(subs);
   return r;
 }
 

@@ -147,6 +147,7 @@ class ApiServer {
   Response do_patch(const Request& req, Target& t);
   Response do_delete(const Request& req, Target& t);
   Response do_delete_collection(const Request& req, Target& t);
+  Response do_scale(const Request& req, Target& t);
 
   // Shared write paths (API and internal callers).
   ApiResult<ObjectPtr> create_in(const TypePtr& type, const std::string& ns,

@@ -125,6 +125,11 @@ ResourceRegistry::ResourceRegistry() {
            {"statefulsets", "StatefulSet", "sts"},
            {"daemonsets", "DaemonSet", "ds"}}) {
     auto t = make("apps", res, kind);
+    if (kind != "DaemonSet") {
+      t.scale_spec_path = ".spec.replicas";
+      t.scale_status_path = ".status.replicas";
+      t.scale_selector_path = ".spec.selector";
+    }
     t.short_names = {sn};
     t.categories = {"all"};
     t.status_subresource = true;
@@ -371,6 +376,12 @@ CrdTypes read_crd(json::object& crd) {
     t.namespaced = scope != "Cluster";
     if (const auto* sub = v.if_contains("subresources"); sub != nullptr && sub->is_object()) {
       t.status_subresource = sub->as_object().contains("status");
+      if (const auto* sc = sub->as_object().if_contains("scale");
+          sc != nullptr && sc->is_object()) {
+        t.scale_spec_path = str_at(sc->as_object(), "specReplicasPath");
+        t.scale_status_path = str_at(sc->as_object(), "statusReplicasPath");
+        t.scale_selector_path = str_at(sc->as_object(), "labelSelectorPath");
+      }
     }
     t.builtin = false;
     t.generation = true;

@@ -34,6 +34,12 @@ struct ResourceType {
   std::vector<std::string> categories;
   bool namespaced = true;
   bool status_subresource = false;
+  // The scale subresource (autoscaling/v1 Scale), when the kind has one: JSON paths of
+  // the replica counts and of the label selector (a string for CRDs; built-in kinds
+  // render spec.selector).
+  std::string scale_spec_path;
+  std::string scale_status_path;
+  std::string scale_selector_path;
   bool builtin = true;            // strategic merge patch only for built-in kinds
   bool generation = false;        // metadata.generation maintained (spec changes bump it)
   bool create_on_update = false;  // PUT of a missing object creates it
