@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The scale benchmark: the operator's client layer and the operator itself against the
+# clients users would otherwise use (the official JavaScript and Python clients,
+# kubectl), on one kube-sim loaded with a generated large cluster.
+#
+#   bench/scale/run.sh [--quick] [--scale F] [--no-setup] [--no-record] [--only LIST]
+#                      [--rate N] [--churn-seconds S] [--resync-period S]
+#
+#   --quick        scale 0.05 and 6 s of churn: under two minutes, for development
+#   --scale F      multiplies the data set (default 1: 10,000 namespaces, 50,000 Secrets...)
+#   --no-setup     skip tools/setup.sh (Debian packages, the JavaScript client)
+#   --no-record    do not append the table to bench/RESULTS.md
+#   --only LIST    a subset of operator,operator_metadata,js,python,kubectl,floor,agent-operator
+#
+# Sets up what is missing (tools/setup.sh --with-js: Debian packages and the JavaScript
+# client in tests/js/node_modules), builds the release preset (build/release/), then
+# runs bench/scale/scale.py, which prints the table, writes build/bench/scale.json and
+# appends the table to bench/RESULTS.md. Peers missing from the machine are reported as
+# "missing: <why>" and their JSON keys are null. Every process started is stopped on
+# exit, Ctrl-C included.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+setup=1
+args=()
+for a in "$@"; do
+  case "$a" in
+    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --no-setup) setup=0 ;;
+    *) args+=("$a") ;;
+  esac
+done
+
+cd "$root"
+for tool in cmake ninja /usr/bin/python3 setsid; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "run.sh: $tool is missing; run tools/setup.sh first (or install it)" >&2
+    exit 2
+  fi
+done
+
+if [ "$setup" -eq 1 ]; then
+  # Packages and the JavaScript client; a failure here (no network, no sudo) only
+  # makes the peers that need them "missing" in the table.
+  if ! tools/setup.sh --no-build --with-js; then
+    echo "run.sh: tools/setup.sh failed; continuing, missing peers will be reported" >&2
+  fi
+fi
+
+echo "run.sh: building the release preset (build/release)" >&2
+if [ ! -f build/release/build.ninja ]; then
+  cmake --preset release >/dev/null
+fi
+cmake --build --preset release
+
+# The harness runs in its own session so that everything it starts can be stopped as
+# one process group, whatever way this script ends.
+setsid /usr/bin/python3 "$root/bench/scale/scale.py" --command "bench/scale/run.sh $*" \
+  ${args[@]+"${args[@]}"} &
+harness=$!
+cleanup() {
+  trap - EXIT INT TERM
+  if kill -0 "$harness" 2>/dev/null; then
+    kill -TERM -- "-$harness" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$harness" 2>/dev/null || break; sleep 0.1; done
+  fi
+  # Anything still alive in the harness's group (it normally stops its children itself).
+  kill -KILL -- "-$harness" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM
+status=0
+wait "$harness" || status=$?
+exit "$status"
