@@ -75,10 +75,11 @@ inline bool wait_until(const std::function<bool()>& condition) {
 class ScriptedServer {
  public:
   ScriptedServer(asio::any_io_executor ex, std::string response, bool hold_open = false,
-                 std::shared_ptr<asio::ssl::context> tls = nullptr)
+                 std::shared_ptr<asio::ssl::context> tls = nullptr, bool wait_for_request = true)
       : acceptor_(asio::make_strand(ex), {asio::ip::make_address("127.0.0.1"), 0}),
         response_(std::move(response)),
         hold_open_(hold_open),
+        wait_for_request_(wait_for_request),
         tls_(std::move(tls)) {
     asio::co_spawn(ex, accept_loop(), asio::detached);
   }
@@ -109,10 +110,12 @@ class ScriptedServer {
 
   template <class Stream>
   asio::awaitable<void> answer(Stream& stream) {
-    std::string request;
-    auto [rec, n] = co_await asio::async_read_until(
-        stream, asio::dynamic_buffer(request), "\r\n\r\n", asio::as_tuple(asio::use_awaitable));
-    if (rec) co_return;
+    if (wait_for_request_) {
+      std::string request;
+      auto [rec, n] = co_await asio::async_read_until(
+          stream, asio::dynamic_buffer(request), "\r\n\r\n", asio::as_tuple(asio::use_awaitable));
+      if (rec) co_return;
+    }
     co_await asio::async_write(stream, asio::buffer(response_),
                                asio::as_tuple(asio::use_awaitable));
   }
@@ -133,6 +136,7 @@ class ScriptedServer {
   asio::ip::tcp::acceptor acceptor_;
   std::string response_;
   bool hold_open_;
+  bool wait_for_request_;
   std::shared_ptr<asio::ssl::context> tls_;
   std::vector<std::shared_ptr<asio::ip::tcp::socket>> held_;  // owned by the accept loop
   std::atomic<int> accepted_{0};
