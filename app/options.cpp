@@ -70,35 +70,35 @@ void register_flags(FlagSet& f, Options& o) {
                "Generated output: upstream-compatible, or with upstream's output bugs fixed");
 
   f.group("telegraf controller");
-  f.add_string("telegraf-annotation", &o.telegraf_annotation,
+  auto& t = o.telegraf;
+  f.add_string("telegraf-annotation", &t.annotation_key,
                "Annotation holding the Prometheus endpoints on Namespaces and Applications");
-  f.add_list("telegraf-application-namespaces", &o.telegraf_application_namespaces,
+  f.add_list("telegraf-application-namespaces", &t.application_namespaces,
              "Namespaces watched for ArgoCD Applications; \"*\" watches all");
-  f.add_string("telegraf-cluster-name", &o.telegraf_cluster_name,
-               "Value of the cluster global tag");
-  f.add_string("telegraf-influxdb-url", &o.telegraf_influxdb_url, "InfluxDB v2 URL");
-  f.add_string("telegraf-influxdb-org", &o.telegraf_influxdb_org, "InfluxDB v2 organization");
+  f.add_string("telegraf-cluster-name", &t.cluster_name, "Value of the cluster global tag");
+  f.add_string("telegraf-influxdb-url", &t.influxdb_url, "InfluxDB v2 URL");
+  f.add_string("telegraf-influxdb-org", &t.influxdb_org, "InfluxDB v2 organization");
   f.add_string("telegraf-token-secret", &o.telegraf_token_secret,
                "namespace/name:key of the InfluxDB token Secret to copy; empty copies none");
-  f.add_string("telegraf-image", &o.telegraf_image, "telegraf container image");
-  f.add_duration("telegraf-interval", &o.telegraf_interval, "telegraf agent interval");
-  f.add_duration("telegraf-flush-interval", &o.telegraf_flush_interval,
-                 "telegraf agent flush_interval");
-  f.add_duration("telegraf-collection-jitter", &o.telegraf_collection_jitter,
-                 "telegraf agent collection_jitter");
-  f.add_int("telegraf-metric-batch-size", &o.telegraf_metric_batch_size,
-            "telegraf agent metric_batch_size", 1, 100000000);
-  f.add_int("telegraf-metric-buffer-limit", &o.telegraf_metric_buffer_limit,
+  f.add_string("telegraf-image", &t.image, "telegraf container image");
+  f.add_string("telegraf-interval", &t.interval, "telegraf agent interval (Go duration)");
+  f.add_string("telegraf-flush-interval", &t.flush_interval,
+               "telegraf agent flush_interval (Go duration)");
+  f.add_string("telegraf-collection-jitter", &t.collection_jitter,
+               "telegraf agent collection_jitter (Go duration)");
+  f.add_int("telegraf-metric-batch-size", &t.metric_batch_size, "telegraf agent metric_batch_size",
+            1, 100000000);
+  f.add_int("telegraf-metric-buffer-limit", &t.metric_buffer_limit,
             "telegraf agent metric_buffer_limit", 1, 1000000000);
-  f.add_string("telegraf-cpu-request", &o.telegraf_cpu_request, "telegraf container CPU request");
-  f.add_string("telegraf-memory-request", &o.telegraf_memory_request,
+  f.add_string("telegraf-cpu-request", &t.resources.cpu_request, "telegraf container CPU request");
+  f.add_string("telegraf-memory-request", &t.resources.memory_request,
                "telegraf container memory request");
-  f.add_string("telegraf-cpu-limit", &o.telegraf_cpu_limit, "telegraf container CPU limit");
-  f.add_string("telegraf-memory-limit", &o.telegraf_memory_limit,
+  f.add_string("telegraf-cpu-limit", &t.resources.cpu_limit, "telegraf container CPU limit");
+  f.add_string("telegraf-memory-limit", &t.resources.memory_limit,
                "telegraf container memory limit");
 }
 
-Result<void> validate(const Options& o) {
+Result<void> validate(Options& o) {
   for (const auto& c : o.controllers) {
     if (c != "agent" && c != "telegraf") {
       return make_error("--controllers: unknown controller \"" + c +
@@ -136,13 +136,19 @@ Result<void> validate(const Options& o) {
     }
   }
   if (!o.telegraf_token_secret.empty()) {
-    const auto slash = o.telegraf_token_secret.find('/');
-    const auto colon = o.telegraf_token_secret.find(':');
-    if (slash == std::string::npos || colon == std::string::npos || colon < slash || slash == 0 ||
-        colon == slash + 1 || colon + 1 == o.telegraf_token_secret.size()) {
-      return make_error("--telegraf-token-secret: expected namespace/name:key, got \"" +
-                        o.telegraf_token_secret + "\"");
-    }
+    auto ref = telegraf::parse_secret_key_ref(o.telegraf_token_secret);
+    if (!ref) return make_error("--telegraf-token-secret: " + ref.error().message);
+    o.telegraf.token_secret = *ref;
+  }
+  auto& apps = o.telegraf.application_namespaces;
+  if (std::find(apps.begin(), apps.end(), "*") != apps.end()) {
+    o.telegraf.all_application_namespaces = true;
+    apps.clear();
+  }
+  if (const auto problems = telegraf::validate_options(o.telegraf); !problems.empty()) {
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
+    return make_error("telegraf options: " + all);
   }
   if (o.leader_election_renew_deadline >= o.leader_election_lease_duration) {
     return make_error(

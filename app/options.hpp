@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/flags.hpp"
+#include "reconcile/telegraf/options.hpp"
 
 namespace aop::app {
 
@@ -51,30 +52,17 @@ struct Options {
   std::string kubelet_service;            // namespace/name; "" = off
   std::string agent_compat = "upstream";  // upstream | fixed (output-changing fixes)
 
-  // telegraf controller
-  std::string telegraf_annotation = "telegraf.influxdata.com/rubin-telegraf-operator";
-  std::vector<std::string> telegraf_application_namespaces{"argocd"};
-  std::string telegraf_cluster_name = "kubernetes";
-  std::string telegraf_influxdb_url = "http://influxdb.influxdb.svc:8086";
-  std::string telegraf_influxdb_org = "default";
-  std::string telegraf_token_secret;  // namespace/name:key; "" = none
-  std::string telegraf_image = "docker.io/library/telegraf:1.32";
-  std::chrono::nanoseconds telegraf_interval = std::chrono::seconds(120);
-  std::chrono::nanoseconds telegraf_flush_interval = std::chrono::seconds(120);
-  std::chrono::nanoseconds telegraf_collection_jitter = std::chrono::seconds(10);
-  std::int64_t telegraf_metric_batch_size = 10000;
-  std::int64_t telegraf_metric_buffer_limit = 100000;
-  std::string telegraf_cpu_request = "50m";
-  std::string telegraf_memory_request = "64Mi";
-  std::string telegraf_cpu_limit = "500m";
-  std::string telegraf_memory_limit = "256Mi";
+  // telegraf controller: defaults live in the controller's own options.
+  telegraf::TelegrafOptions telegraf;
+  std::string telegraf_token_secret;  // parsed into telegraf.token_secret by validate()
 };
 
 // Registers every field of `o` with `flags` (defaults are the current values).
 void register_flags(FlagSet& flags, Options& o);
 
-// Cross-field validation after parsing (e.g. --controllers names, --labels syntax,
-// --kubelet-service shape). Errors name the flag and what is expected.
-Result<void> validate(const Options& o);
+// Cross-field validation after parsing (e.g. --controllers names, --agent-labels syntax,
+// --kubelet-service shape), completing derived fields. Errors name the flag and what is
+// expected.
+Result<void> validate(Options& o);
 
 }  // namespace aop::app

@@ -1,0 +1,18 @@
+// The two modes of the binary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/options.hpp"
+
+namespace aop::app {
+
+// Runs the controllers until SIGTERM/SIGINT; returns the exit status.
+int run_operator(const Options& options);
+
+// Prints the objects the controllers would apply for the given YAML files/directories;
+// returns non-zero when any root failed (every root that could be rendered is printed).
+int run_render(const Options& options, const std::vector<std::string>& paths);
+
+}  // namespace aop::app
