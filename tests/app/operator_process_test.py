@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""The agent-operator binary as a user runs it, against kube-sim.
+
+Covers: /healthz, /readyz and /metrics on a running process; that no secret value reaches
+logs or metrics; graceful shutdown on SIGTERM; leader election between two replicas
+(one leader, a ready standby, takeover when the leader stops); usage errors; and that the
+README documents every flag of `--help`.
+
+Usage: operator_process_test.py BIN_DIR SOURCE_DIR [unittest args]
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+BIN_DIR = SOURCE_DIR = ""
+DEADLINE = 60  # seconds; only reached when something is broken
+
+SECRET_VALUE = "tops3cret-value-7f3a"
+
+HIERARCHY = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: monitoring}
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: GrafanaAgent
+metadata: {name: agent, namespace: monitoring}
+spec:
+  metrics:
+    instanceSelector: {matchLabels: {agent: agent}}
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: MetricsInstance
+metadata: {name: primary, namespace: monitoring, labels: {agent: agent}}
+spec:
+  remoteWrite:
+    - url: https://prometheus.example.com/api/v1/write
+      basicAuth:
+        username: {name: rw-auth, key: username}
+        password: {name: rw-auth, key: password}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: rw-auth, namespace: monitoring}
+stringData: {username: writer, password: %s}
+""" % SECRET_VALUE
+
+
+def wait_for(what, condition, deadline=DEADLINE):
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def http_get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError:
+        return None, ""
+
+
+class KubeSim:
+    def __init__(self, tmp):
+        self.kubeconfig = os.path.join(tmp, "kubeconfig")
+        self.proc = subprocess.Popen(
+            [os.path.join(BIN_DIR, "kube-sim"), "--listen", "127.0.0.1:0", "--kubeconfig-out",
+             self.kubeconfig, "--preload", os.path.join(SOURCE_DIR, "deploy", "crds")],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        m = re.match(r"kube-sim listening on (\S+)", line)
+        if not m:
+            raise AssertionError("kube-sim did not start: %r" % line)
+        self.url = m.group(1)
+
+    def apply(self, yaml_text):
+        import yaml  # python3-yaml, installed by tools/setup.sh
+        for doc in yaml.safe_load_all(yaml_text):
+            if doc is None:
+                continue
+            group_version = doc["apiVersion"]
+            plural = {"Namespace": "namespaces", "Secret": "secrets",
+                      "GrafanaAgent": "grafanaagents", "MetricsInstance": "metricsinstances"}[doc["kind"]]
+            base = "/api/v1" if group_version == "v1" else "/apis/" + group_version
+            ns = doc["metadata"].get("namespace")
+            path = base + ("/namespaces/%s" % ns if ns else "") + "/" + plural
+            if doc["kind"] == "Secret" and "stringData" in doc:
+                import base64
+                doc["data"] = {k: base64.b64encode(v.encode()).decode()
+                               for k, v in doc.pop("stringData").items()}
+            req = urllib.request.Request(self.url + path, data=json.dumps(doc).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+            urllib.request.urlopen(req, timeout=10).read()
+
+    def merge_patch(self, path, patch):
+        req = urllib.request.Request(self.url + path, data=json.dumps(patch).encode(), method="PATCH",
+                                     headers={"Content-Type": "application/merge-patch+json"})
+        urllib.request.urlopen(req, timeout=10).read()
+
+    def get(self, path):
+        status, body = http_get(self.url + path)
+        return json.loads(body) if status == 200 else None
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()
+
+
+class Operator:
+    def __init__(self, kubeconfig, log_path, *extra):
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(BIN_DIR, "agent-operator"), "--kubeconfig", kubeconfig,
+             "--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=127.0.0.1:0",
+             "--controllers=agent", *extra],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        self.health = "http://127.0.0.1:%s" % self._port("serving health probes")
+        self.metrics = "http://127.0.0.1:%s" % self._port("serving metrics")
+
+    def text(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def _port(self, message):
+        def find():
+            m = re.search(r'msg="%s" port=(\d+)' % message, self.text())
+            return m.group(1) if m else None
+        return wait_for("'%s' in the operator log" % message, find)
+
+    def metric(self, name):
+        _, body = http_get(self.metrics + "/metrics")
+        m = re.search(r"^%s(?:\{[^}]*\})? (\S+)$" % re.escape(name), body, re.M)
+        return float(m.group(1)) if m else None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=DEADLINE)
+        finally:
+            self.log.close()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+class OperatorProcessTest(unittest.TestCase):
+    def setUp(self):
+        for name in ("kube-sim", "agent-operator"):
+            if not os.access(os.path.join(BIN_DIR, name), os.X_OK):
+                self.fail("%s/%s is missing: build it first (tools/test.sh does)" % (BIN_DIR, name))
+        self.tmp = tempfile.TemporaryDirectory()
+        self.sim = KubeSim(self.tmp.name)
+        self.addCleanup(self.sim.stop)
+        self.addCleanup(self.tmp.cleanup)
+
+    def operator(self, name, *extra):
+        op = Operator(self.sim.kubeconfig, os.path.join(self.tmp.name, name + ".log"), *extra)
+        self.addCleanup(op.kill)
+        return op
+
+    def test_health_ready_metrics_and_graceful_shutdown(self):
+        self.sim.apply(HIERARCHY)
+        op = self.operator("op")
+        self.assertEqual(http_get(op.health + "/healthz"), (200, "ok\n"))
+        status, body = wait_for("/readyz 200", lambda: (lambda r: r if r[0] == 200 else None)(
+            http_get(op.health + "/readyz")))
+        self.assertIn("[+]informers ok", body)
+        wait_for("the config Secret", lambda: self.sim.get(
+            "/api/v1/namespaces/monitoring/secrets/agent-config"))
+        wait_for("a successful reconcile", lambda: (op.metric(
+            'controller_runtime_reconcile_total{controller="grafana-agent",result="success"}') or 0) >= 1)
+        _, metrics = http_get(op.metrics + "/metrics")
+        for series in ("agent_operator_build_info", "workqueue_depth", "rest_client_requests_total",
+                       "controller_runtime_reconcile_time_seconds_bucket"):
+            self.assertIn(series, metrics)
+        agent = self.sim.get("/apis/monitoring.grafana.com/v1alpha1/namespaces/monitoring/grafanaagents/agent")
+        conditions = {c["type"]: c for c in agent["status"]["conditions"]}
+        self.assertEqual(conditions["Reconciled"]["status"], "True")
+        self.assertEqual(op.stop(), 0, "SIGTERM must end the process with status 0")
+        log = op.text()
+        self.assertIn('msg="shutting down" signal=SIGTERM', log)
+        for where, text in (("metrics", metrics), ("log", log), ("status", json.dumps(agent["status"]))):
+            self.assertNotIn(SECRET_VALUE, text, "a secret value leaked into the " + where)
+
+    def test_standby_is_ready_and_takes_over(self):
+        self.sim.apply(HIERARCHY)
+        election = ("--leader-elect", "--leader-election-namespace=default",
+                    "--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s",
+                    "--leader-election-retry-period=500ms")
+        first = self.operator("first", *election)
+        wait_for("a leader", lambda: first.metric("leader_election_master_status") == 1)
+        second = self.operator("second", *election)
+        wait_for("the standby ready", lambda: http_get(second.health + "/readyz")[0] == 200)
+        self.assertEqual(second.metric("leader_election_master_status"), 0)
+        self.assertEqual(first.stop(), 0)
+        wait_for("the standby to lead", lambda: second.metric("leader_election_master_status") == 1)
+        lease = self.sim.get("/apis/coordination.k8s.io/v1/namespaces/default/leases/agent-operator")
+        self.assertIn(lease["spec"]["holderIdentity"], second.text())
+        # The new leader reconciles: a changed hierarchy reaches the config.
+        self.sim.merge_patch(
+            "/apis/monitoring.grafana.com/v1alpha1/namespaces/monitoring/metricsinstances/primary",
+            {"spec": {"remoteWrite": [{"url": "https://other.example.com/push"}]}})
+
+        def config_has_new_url():
+            import base64
+            secret = self.sim.get("/api/v1/namespaces/monitoring/secrets/agent-config")
+            return secret and b"other.example.com" in base64.b64decode(secret["data"]["agent.yml"])
+        wait_for("the new leader to write the changed config", config_has_new_url)
+
+    def test_usage_errors_exit_2_with_a_message(self):
+        for args, needle in ((["--workers=zero"], "--workers: expected an integer"),
+                             (["--no-such-flag"], "unknown flag --no-such-flag"),
+                             (["--kubelet-service=kubelet"], "expected namespace/name")):
+            r = subprocess.run([os.path.join(BIN_DIR, "agent-operator"), *args],
+                               capture_output=True, text=True, timeout=DEADLINE)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(needle, r.stderr)
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_every_flag_is_documented(self):
+        out = subprocess.run([os.path.join(BIN_DIR, "agent-operator"), "--help"],
+                             capture_output=True, text=True, timeout=DEADLINE, check=True).stdout
+        flags = re.findall(r"^  --([a-z0-9-]+)", out, re.M)
+        envs = re.findall(r"env (AGENT_OPERATOR_[A-Z0-9_]+)", out)
+        self.assertGreater(len(flags), 30)
+        with open(os.path.join(SOURCE_DIR, "README.md")) as f:
+            readme = f.read()
+        missing = [f for f in flags if "`--%s`" % f not in readme]
+        self.assertEqual(missing, [], "flags missing from README.md")
+        missing_env = [e for e in envs if e not in readme]
+        self.assertEqual(missing_env, [], "environment variables missing from README.md")
+
+
+if __name__ == "__main__":
+    BIN_DIR, SOURCE_DIR = sys.argv[1], sys.argv[2]
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
