@@ -500,7 +500,18 @@ struct ApplyEngine::Impl {
     const std::string rkey = record_key(gk, key);
     const std::string hash = hash_of(desired);
 
-    k8s::ObjectPtr live = cache.get(gk, key);
+    // Owned kinds are read from their cache; a kind without one costs a GET.
+    k8s::ObjectPtr live;
+    if (cache.has(gk)) {
+      live = cache.get(gk, key);
+    } else {
+      auto fetched = co_await fetch(*gvk, key);
+      if (!fetched) {
+        fail(report, gk, key, root, "read: " + fetched.error().describe());
+        co_return false;
+      }
+      live = fetched.value();
+    }
     bool recreating = false;
     for (int attempt = 0;; ++attempt) {
       if (attempt > options.conflict_retries + 1) {

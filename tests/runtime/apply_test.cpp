@@ -495,6 +495,21 @@ TEST_F(ApplyTest, ARecreatedRootsControllerReferenceReplacesTheStaleOne) {
   EXPECT_EQ(body.at("metadata").at("resourceVersion"), "5");
 }
 
+TEST_F(ApplyTest, AKindWithoutACacheIsReadFromTheServer) {
+  ApplyEngine engine(api, cache, options);
+  json::object cm{{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", meta("ns", "cfg")},
+                  {"data", json::object{{"k", "v"}}}};
+  EXPECT_EQ(apply(engine, {cm}, false).created, 1);
+  const int writes = api.writes();
+  const int gets = api.count("get");
+  auto r = apply(engine, {cm}, false);
+  EXPECT_EQ(r.unchanged, 1);
+  EXPECT_EQ(api.writes(), writes);
+  EXPECT_EQ(api.count("get"), gets + 1);
+}
+
 TEST(JsonSubset, DesiredFieldsMustBePresentAndEqual) {
   const auto v = [](std::string_view s) { return json::parse(s); };
   EXPECT_TRUE(json_subset(v(R"({"a":1})"), v(R"({"a":1,"b":2})")));

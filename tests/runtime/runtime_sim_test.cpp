@@ -132,7 +132,10 @@ class RuntimeSimTest : public ::testing::Test {
   }
 
   ~RuntimeSimTest() override {
-    if (controller) controller->shut_down();
+    if (controller) {
+      controller->shut_down();
+      tst::wait_until([&] { return controller->stopped(); }, 30s);  // in-flight work ends
+    }
     for (auto* inf : {roots.get(), deps.get(), owned.get()}) {
       if (inf) inf->stop();
     }
