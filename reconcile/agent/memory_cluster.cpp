@@ -80,6 +80,13 @@ Result<void> MemoryCluster::add(boost::json::value v) {
   if (name.empty()) {
     return make_error(std::string(str_at(o, "kind")) + " has no metadata.name");
   }
+  for (const char* field : {"name", "namespace"}) {
+    // A YAML 1.1 scalar such as `namespace: y` reads as a boolean, as with kubectl.
+    if (const auto* v = md->if_contains(field); v != nullptr && !v->is_null() && !v->is_string()) {
+      return make_error(std::string(str_at(o, "kind")) + " " + std::string(name) + ": metadata." +
+                        field + " must be a string (quote it in YAML)");
+    }
+  }
   const auto kind = kind_of(o);
   if (!kind) return {};
   Key key{std::string(*kind == Kind::namespace_ ? std::string_view() : str_at(*md, "namespace")),

@@ -867,3 +867,20 @@ TEST(StrategicMerge, UnknownContainersAreAppendedInOrder) {
 
 }  // namespace
 }  // namespace aop::agent
+
+namespace aop::agent {
+namespace {
+
+TEST(MemoryCluster, NonStringNamespaceIsAnErrorNotTheDefaultNamespace) {
+  MemoryCluster cluster;
+  // `namespace: y` in YAML 1.1 is the boolean true: render must say so, not use "default".
+  auto r = cluster.add(boost::json::parse(
+      R"({"apiVersion":"monitoring.grafana.com/v1alpha1","kind":"GrafanaAgent",
+          "metadata":{"name":"x","namespace":true}})"));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("metadata.namespace must be a string"), std::string::npos);
+  EXPECT_TRUE(cluster.objects(Kind::grafana_agent).empty());
+}
+
+}  // namespace
+}  // namespace aop::agent
