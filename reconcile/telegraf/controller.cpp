@@ -36,18 +36,38 @@ using runtime::ReconcileResult;
 
 namespace {
 
-const k8s::GroupVersionKind kNamespaceGvk{"", "v1", "Namespace"};
-const k8s::GroupVersionKind kApplicationGvk{"argoproj.io", "v1alpha1", "Application"};
-const k8s::GroupVersionKind kConfigMapGvk{"", "v1", "ConfigMap"};
-const k8s::GroupVersionKind kSecretGvk{"", "v1", "Secret"};
-const k8s::GroupVersionKind kDeploymentGvk{"apps", "v1", "Deployment"};
+// The kinds involved (functions: no static initialisation that could throw).
+const k8s::GroupVersionKind& namespace_gvk() {
+  static const k8s::GroupVersionKind gvk{"", "v1", "Namespace"};
+  return gvk;
+}
+const k8s::GroupVersionKind& application_gvk() {
+  static const k8s::GroupVersionKind gvk{"argoproj.io", "v1alpha1", "Application"};
+  return gvk;
+}
+const k8s::GroupVersionKind& config_map_gvk() {
+  static const k8s::GroupVersionKind gvk{"", "v1", "ConfigMap"};
+  return gvk;
+}
+const k8s::GroupVersionKind& secret_gvk() {
+  static const k8s::GroupVersionKind gvk{"", "v1", "Secret"};
+  return gvk;
+}
+const k8s::GroupVersionKind& deployment_gvk() {
+  static const k8s::GroupVersionKind gvk{"apps", "v1", "Deployment"};
+  return gvk;
+}
 
 // Applications filed under the namespace their annotation feeds (annotated ones only).
-const std::string kTargetIndex = "aop.telegraf.target";
+constexpr std::string_view kTargetIndex = "aop.telegraf.target";
 
 // A Deployment whose objects are being deleted (someone's kubectl delete, a namespace
 // going away) is looked at again after this long.
 constexpr auto kWaitingRetry = std::chrono::seconds(2);
+// A target whose last writes the caches do not show yet is looked at again this soon,
+// and at most this long after the writes (see Expectation).
+constexpr auto kExpectationRetry = std::chrono::milliseconds(20);
+constexpr auto kExpectationTimeout = std::chrono::seconds(10);
 
 // An ObjectCache over the factory's KindCaches of the owned kinds, for the apply engine.
 // Filled in the constructor; read-only (and thread-safe) afterwards.
@@ -89,6 +109,15 @@ class KindCacheView final : public runtime::ObjectCache {
 
 bool is_owned_name(std::string_view name) {
   return name == kConfigMapName || name == kSecretName || name == kDeploymentName;
+}
+
+// The objects clean-up may delete: the controller's names, with a sources annotation it
+// can read (an object it cannot judge is left alone). The managed-by label is checked by
+// the apply engine.
+bool prunable(const k8s::Object& o) {
+  if (!is_owned_name(o.name())) return false;
+  const auto sources = o.annotation(kSourcesAnnotation);
+  return sources && parse_sources_annotation(*sources).has_value();
 }
 
 // The pod template annotation value for a token: a short, domain-separated hash.
@@ -141,9 +170,9 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
                                    {"controller"})
                             .with({settings.name})),
         invalid_gauge(registry
-                          .gauge("agent_operator_telegraf_invalid_sources",
-                                 "Annotated Namespaces and Applications whose annotation or "
-                                 "destination is invalid right now.",
+                          .gauge("agent_operator_telegraf_invalid_annotations",
+                                 "Annotated Namespaces and Applications whose annotation (or "
+                                 "Application destination) is invalid right now.",
                                  {"controller"})
                           .with({settings.name})),
         problems_total(registry.counter(
@@ -164,7 +193,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     std::weak_ptr<State> weak = weak_from_this();
 
     k8s::CacheSpec ns_spec;
-    ns_spec.gvk = kNamespaceGvk;
+    ns_spec.gvk = namespace_gvk();
     ns_spec.namespaced = false;
     namespaces = &ctx.informers->cache(ns_spec);
     namespaces->add_handler(namespace_handler(weak));
@@ -178,13 +207,13 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
       spec.label_selector = managed;
       spec.transform.metadata_only = metadata_only;
       k8s::KindCache& cache = ctx.informers->cache(spec);
-      cache.add_handler(owned_handler(weak, cache));
+      cache.add_handler(owned_handler(weak));
       owned.add(gvk, cache);
       return &cache;
     };
-    config_maps = owned_spec(kConfigMapGvk, true);
-    secrets = owned_spec(kSecretGvk, true);
-    deployments = owned_spec(kDeploymentGvk, false);
+    config_maps = owned_spec(config_map_gvk(), true);
+    secrets = owned_spec(secret_gvk(), true);
+    deployments = owned_spec(deployment_gvk(), false);
 
     runtime::ApplyOptions ao;
     ao.controller = settings.name;
@@ -202,7 +231,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
 
     if (options.token_secret) {
       k8s::InformerOptions io;
-      io.gvk = kSecretGvk;
+      io.gvk = secret_gvk();
       io.ns = options.token_secret->ns;
       io.field_selector = "metadata.name=" + options.token_secret->name;
       token_informer = k8s::make_informer(ctx.executor, *ctx.client, std::move(io));
@@ -229,6 +258,14 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
           const auto self = weak.lock();
           return self ? self->roots() : std::vector<std::string>{};
         });
+  }
+
+  // Whether the owned caches have delivered their first list (sticky once true).
+  bool owned_synced() const {
+    if (owned_synced_once.load()) return true;
+    if (!owned.has_synced()) return false;
+    owned_synced_once.store(true);
+    return true;
   }
 
   bool may_write() const { return reconciling.load() && (!ctx.may_write || ctx.may_write()); }
@@ -304,7 +341,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
 
   // --- event handlers -------------------------------------------------------------------
 
-  static k8s::EventHandler namespace_handler(std::weak_ptr<State> weak) {
+  static k8s::EventHandler namespace_handler(const std::weak_ptr<State>& weak) {
     k8s::EventHandler h;
     h.on_add = [weak](const k8s::ObjectPtr& o) {
       const auto self = weak.lock();
@@ -334,7 +371,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     return h;
   }
 
-  static k8s::EventHandler application_handler(std::weak_ptr<State> weak) {
+  static k8s::EventHandler application_handler(const std::weak_ptr<State>& weak) {
     k8s::EventHandler h;
     h.on_add = [weak](const k8s::ObjectPtr& o) {
       const auto self = weak.lock();
@@ -373,11 +410,11 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   // Objects the controller created: a deletion or someone else's edit reconciles their
   // namespace. Adds and new-content updates are the controller's own writes, except
   // during the first list (objects from before a restart, possibly orphaned).
-  static k8s::EventHandler owned_handler(std::weak_ptr<State> weak, const k8s::KindCache& cache) {
+  static k8s::EventHandler owned_handler(const std::weak_ptr<State>& weak) {
     k8s::EventHandler h;
-    h.on_add = [weak, &cache](const k8s::ObjectPtr& o) {
-      if (cache.has_synced()) return;
-      if (const auto self = weak.lock()) self->enqueue(std::string(o->ns()));
+    h.on_add = [weak](const k8s::ObjectPtr& o) {
+      const auto self = weak.lock();
+      if (self && !self->owned_synced()) self->enqueue(std::string(o->ns()));
     };
     h.on_update = [weak](const k8s::ObjectPtr& old_obj, const k8s::ObjectPtr& new_obj) {
       const auto hash = kAppliedHashAnnotation;
@@ -397,7 +434,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   }
 
   // The token Secret: a changed (or appearing) token reaches every target.
-  static k8s::EventHandler token_handler(std::weak_ptr<State> weak) {
+  static k8s::EventHandler token_handler(const std::weak_ptr<State>& weak) {
     const auto changed = [weak] {
       const auto self = weak.lock();
       if (!self) return;
@@ -442,7 +479,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   // --- Applications: optional CRD, discovered at run time --------------------------------
 
   bool application_crd_served() const {
-    return ctx.client->registry().find(kApplicationGvk).has_value();
+    return ctx.client->registry().find(application_gvk()).has_value();
   }
 
   void start_applications() {
@@ -450,7 +487,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     std::vector<std::string> where;
     const auto make = [&](const std::string& ns) {
       k8s::InformerOptions o;
-      o.gvk = kApplicationGvk;
+      o.gvk = application_gvk();
       o.ns = ns;
       informers.push_back(k8s::make_informer(ctx.executor, *ctx.client, std::move(o)));
       where.push_back(ns.empty() ? "*" : ns);
@@ -462,11 +499,12 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     }
     std::weak_ptr<State> weak = weak_from_this();
     for (auto& i : informers) {
-      i->add_index(kTargetIndex, [key = options.annotation_key](const k8s::Object& app) {
-        std::vector<std::string> out;
-        if (auto t = target_of_application(app, key)) out.push_back(std::move(*t));
-        return out;
-      });
+      i->add_index(std::string(kTargetIndex),
+                   [key = options.annotation_key](const k8s::Object& app) {
+                     std::vector<std::string> out;
+                     if (auto t = target_of_application(app, key)) out.push_back(std::move(*t));
+                     return out;
+                   });
       i->add_handler(application_handler(weak));
     }
     std::vector<k8s::Informer*> to_start;
@@ -611,7 +649,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   void report_untargeted(const k8s::ObjectPtr& app) {
     SourceRead read = read_source(app->to_json(), options);
     std::map<std::string, Subject> considered;
-    for (const Problem& p : read.problems) considered[p.source.str()] = {kApplicationGvk, app};
+    for (const Problem& p : read.problems) considered[p.source.str()] = {application_gvk(), app};
     report(considered, read.problems);
   }
 
@@ -621,6 +659,57 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     std::size_t invalid_count = 0;
     for (const auto& [r, rep] : reported) invalid_count += rep.invalid ? 1 : 0;
     invalid_gauge.set(static_cast<double>(invalid_count));
+  }
+
+  // --- expectations: the caches must show our own writes before we look again ---------
+  //
+  // The owned kinds are three informers: right after a reconcile wrote, an event of one
+  // of them (our own deletion of the ConfigMap, say) can start the next reconcile while
+  // another still holds the state from before (the Deployment not yet deleted). Deciding
+  // on that would repeat the write (a DELETE answered 404, a create answered
+  // AlreadyExists). So a reconcile that wrote records what the caches must show (each
+  // desired object with its content hash, each pruned object gone), and the next
+  // reconcile of that target waits, briefly, until they do (client-go's ReplicaSet
+  // controller keeps "expectations" for the same reason).
+
+  struct Expectation {
+    struct Present {
+      runtime::GroupKind kind;
+      std::string name;
+      std::string hash;
+    };
+    std::vector<Present> present;
+    std::vector<std::pair<runtime::GroupKind, std::string>> absent;
+    std::chrono::steady_clock::time_point deadline;
+  };
+
+  void expect(const std::string& ns, Expectation e) {
+    const std::lock_guard lock(expectations_mutex);
+    expectations.insert_or_assign(ns, std::move(e));
+  }
+
+  // True when nothing is expected for `ns`, or the caches show it, or it is overdue (a
+  // cache that never shows it, e.g. because someone deleted the object meanwhile, must
+  // not block the target for long).
+  bool expectations_met(const std::string& ns) {
+    const std::lock_guard lock(expectations_mutex);
+    const auto it = expectations.find(ns);
+    if (it == expectations.end()) return true;
+    const Expectation& e = it->second;
+    bool met = std::chrono::steady_clock::now() >= e.deadline;
+    if (!met) {
+      met = std::all_of(e.present.begin(), e.present.end(),
+                        [&](const Expectation::Present& p) {
+                          const auto o = owned.get(p.kind, k8s::ObjectKey{ns, p.name});
+                          return o && o->annotation(kAppliedHashAnnotation) ==
+                                          std::optional<std::string_view>(p.hash);
+                        }) &&
+            std::none_of(e.absent.begin(), e.absent.end(), [&](const auto& a) {
+              return owned.get(a.first, k8s::ObjectKey{ns, a.second}) != nullptr;
+            });
+    }
+    if (met) expectations.erase(it);
+    return met;
   }
 
   // --- the reconcile ----------------------------------------------------------------------
@@ -682,10 +771,11 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
       }
       co_return ReconcileResult::ok();
     }
-    if (!namespaces->has_synced() || !owned.has_synced() ||
+    if (!namespaces->has_synced() || !owned_synced() ||
         (token_informer && !token_informer->has_synced())) {
       co_return ReconcileResult::requeue(settings.not_synced_retry);
     }
+    if (!expectations_met(ns)) co_return ReconcileResult::requeue(kExpectationRetry);
     const auto apps = application_informers();
     const bool apps_synced =
         std::all_of(apps.begin(), apps.end(), [](k8s::Informer* i) { return i->has_synced(); });
@@ -706,9 +796,9 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
       }
     };
     const k8s::ObjectPtr ns_obj = namespaces->get(k8s::ObjectKey{"", ns});
-    if (ns_obj && annotated(*ns_obj)) read(ns_obj, kNamespaceGvk);
+    if (ns_obj && annotated(*ns_obj)) read(ns_obj, namespace_gvk());
     for (k8s::Informer* i : apps) {
-      for (const auto& app : i->store().by_index(kTargetIndex, ns)) read(app, kApplicationGvk);
+      for (const auto& app : i->store().by_index(kTargetIndex, ns)) read(app, application_gvk());
     }
     TargetPlan plan = plan_target(ns, sources);
     for (Problem& p : plan.problems) problems.push_back(std::move(p));
@@ -747,16 +837,35 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     request.root = ns;
     if (desired) request.desired = desired->all();
     runtime::PruneScope prune;
-    prune.kinds = {kConfigMapGvk, kSecretGvk, kDeploymentGvk};
+    prune.kinds = {config_map_gvk(), secret_gvk(), deployment_gvk()};
     prune.namespaces = {ns};
     // Only the controller's own objects, and only those whose sources annotation it can
     // read (an object it cannot judge is left alone).
-    prune.owned = [](const k8s::Object& o) {
-      if (!is_owned_name(o.name())) return false;
-      const auto sources = o.annotation(kSourcesAnnotation);
-      return sources && parse_sources_annotation(*sources).has_value();
-    };
+    prune.owned = prunable;
     request.prune = std::move(prune);
+
+    // What the caches must show once this apply's writes have come back through them.
+    Expectation expectation;
+    expectation.deadline = std::chrono::steady_clock::now() + kExpectationTimeout;
+    std::set<std::pair<runtime::GroupKind, std::string>> desired_keys;
+    for (const json::object& o : request.desired) {
+      const auto gvk = runtime::gvk_of(o);
+      const std::string name(o.at("metadata").at("name").as_string());
+      desired_keys.emplace(runtime::GroupKind::of(*gvk), name);
+      expectation.present.push_back({runtime::GroupKind::of(*gvk), name, engine->content_hash(o)});
+    }
+    for (const auto& gvk : request.prune->kinds) {
+      const auto gk = runtime::GroupKind::of(gvk);
+      for (const auto& o : owned.list(gk, ns)) {
+        if (o->being_deleted() || !prunable(*o) ||
+            o->label("app.kubernetes.io/managed-by") !=
+                std::optional<std::string_view>(options.managed_by) ||
+            desired_keys.contains({gk, std::string(o->name())})) {
+          continue;
+        }
+        expectation.absent.emplace_back(gk, std::string(o->name()));
+      }
+    }
 
     const runtime::ApplyReport report = co_await engine->apply(std::move(request));
     if (report.write_blocked) co_return ReconcileResult::ok();  // not leading: no writes
@@ -767,6 +876,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     }
     set_deployed(ns, desired ? std::optional<std::size_t>(plan.endpoints.size()) : std::nullopt);
     if (report.writes() > 0) {
+      expect(ns, std::move(expectation));
       net::log::info(desired ? "telegraf applied" : "telegraf removed",
                      {{"controller", settings.name},
                       {"namespace", ns},
@@ -801,10 +911,12 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   mutable std::mutex apps_mutex;  // owns applications (filled once, when the CRD is served)
   std::vector<std::unique_ptr<k8s::Informer>> applications;
   std::atomic<bool> applications_started{false};
+  mutable std::atomic<bool> owned_synced_once{false};
   std::atomic<bool> discovery_done{false};
 
-  mutable std::mutex controller_mutex;  // owns controller
+  mutable std::mutex controller_mutex;  // owns controller, resume_with_resync
   std::shared_ptr<runtime::Controller> controller;
+  bool resume_with_resync = false;
   std::atomic<bool> reconciling{false};
   std::atomic<bool> stopping{false};
 
@@ -816,6 +928,9 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
 
   std::mutex problems_mutex;                 // owns reported
   std::map<std::string, Reported> reported;  // by SourceRef::str()
+
+  std::mutex expectations_mutex;                              // owns expectations
+  std::unordered_map<std::string, Expectation> expectations;  // by target namespace
 
   mutable std::mutex targets_mutex;  // owns deployed, endpoint_total, reconcile_counts,
                                      // out_of_scope
@@ -854,7 +969,7 @@ const std::string& TelegrafController::name() const {
 std::string TelegrafController::not_ready_reason() const {
   const State& s = *state_;
   if (!s.namespaces->has_synced()) return "telegraf: waiting for the Namespace cache";
-  if (!s.owned.has_synced()) {
+  if (!s.owned_synced()) {
     return "telegraf: waiting for the caches of its ConfigMaps, Secrets and Deployments";
   }
   if (s.token_informer && !s.token_informer->has_synced()) {
@@ -871,13 +986,19 @@ void TelegrafController::start_reconciling() {
   State& s = *state_;
   if (s.stopping.load()) return;
   std::shared_ptr<runtime::Controller> c;
+  bool resumed = false;
   {
     const std::lock_guard lock(s.controller_mutex);
     c = s.controller;
+    resumed = s.resume_with_resync;
+    s.resume_with_resync = false;
   }
   s.reconciling.store(true);
   c->start();
-  c->resync_now();
+  // The first start needs no resync: the runner has existed since construction and its
+  // queue holds every key the caches' events named. After a pause, keys the old runner
+  // held were dropped with it.
+  if (resumed) c->resync_now();
 }
 
 void TelegrafController::stop_reconciling() {
@@ -888,7 +1009,10 @@ void TelegrafController::stop_reconciling() {
     // A stopped runner cannot start again; a fresh one collects events meanwhile.
     const std::lock_guard lock(s.controller_mutex);
     old = s.controller;
-    if (!s.stopping.load()) s.controller = s.make_controller();
+    if (!s.stopping.load()) {
+      s.controller = s.make_controller();
+      s.resume_with_resync = true;
+    }
   }
   old->shut_down();
 }
