@@ -219,10 +219,7 @@ asio::awaitable<Result<void>> connect(Process& p) {
         p.options.leader_election_renew_deadline);
     le.retry_period = std::chrono::duration_cast<std::chrono::milliseconds>(
         p.options.leader_election_retry_period);
-    le.on_started_leading = [&p] {
-      log::info("became leader");
-      asio::co_spawn(p.ioc, p.start_when_synced(), asio::detached);
-    };
+    le.on_started_leading = [&p] { asio::co_spawn(p.ioc, p.start_when_synced(), asio::detached); };
     le.on_stopped_leading = [&p] {
       p.stop_writes();
       if (p.shutting_down.load()) return;

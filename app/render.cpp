@@ -203,7 +203,9 @@ void Renderer::telegraf(const std::vector<Input>& inputs) {
   for (const auto& in : inputs) objects.push_back(in.object);
   const auto result = telegraf::render(objects, options_.telegraf);
   for (const auto& p : result.problems) report("error", p.reason, p.message);
-  for (const auto& note : result.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  // result.notes list the objects the telegraf pipeline skipped: every other kind of a
+  // mixed directory among them, so they are not printed (the Grafana Agent side reads
+  // those kinds, and problems above already name every invalid source).
   for (const auto& o : result.objects) objects_.push_back(o);
 }
 

@@ -524,16 +524,10 @@ printf 'the operator and the examples of deploy/examples/. No real cluster is to
 
 section "Build"
 if [ "$setup" -eq 1 ]; then
-  "$root/tools/setup.sh" --preset dev --no-build
-  cd "$root"
-  [ -f build/build.ninja ] || cmake --preset dev >/dev/null
   say "building agent-operator and kube-sim (the first build takes several minutes)"
-  if [ -t 1 ]; then
-    cmake --build --preset dev --target agent-operator kube-sim
-  elif ! cmake --build --preset dev --target agent-operator kube-sim >"$tmp/build.log" 2>&1; then
-    tail -n 40 "$tmp/build.log" | indent
-    fail "the build failed"
-  fi
+  build_args=(--preset dev --target agent-operator --target kube-sim)
+  [ -t 1 ] || build_args+=(--build-log "$tmp/build.log")
+  "$root/tools/setup.sh" "${build_args[@]}" || fail "the build failed"
 fi
 [ -n "$bin_dir" ] || bin_dir="$root/build/bin"
 for b in agent-operator kube-sim; do

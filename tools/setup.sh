@@ -4,17 +4,25 @@
 # tools/demo.sh; run it directly to only set up and build.
 #
 #   tools/setup.sh [--preset dev|release|asan] [--no-build] [--with-js]
+#                  [--target T]... [--build-log FILE]
+#
+# --target limits the build to those targets; --build-log sends the build's output to
+# FILE and prints its last lines only when the build fails.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 preset=dev
 build=1
 with_js=0
+targets=()
+build_log=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --preset) preset=$2; shift 2 ;;
     --no-build) build=0; shift ;;
     --with-js) with_js=1; shift ;;
+    --target) targets+=(--target "$2"); shift 2 ;;
+    --build-log) build_log=$2; shift 2 ;;
     *) echo "setup.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -64,5 +72,11 @@ if [ "$build" -eq 1 ]; then
   if [ ! -f "$dir/build.ninja" ]; then
     cmake --preset "$preset" >/dev/null
   fi
-  cmake --build --preset "$preset"
+  if [ -z "$build_log" ]; then
+    cmake --build --preset "$preset" "${targets[@]}"
+  elif ! cmake --build --preset "$preset" "${targets[@]}" >"$build_log" 2>&1; then
+    tail -n 40 "$build_log" >&2
+    echo "setup: the build failed (full log: $build_log)" >&2
+    exit 1
+  fi
 fi
