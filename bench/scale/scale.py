@@ -408,10 +408,10 @@ def measure_sync(ctx, peer):
     return fig, procs
 
 
-def run_churn(ctx, extra=()):
+def run_churn(ctx, extra=(), rate=None, seconds=None):
     """Runs the load generator; returns its JSON summary and its start time."""
     argv = [ARGS.scale_client, "churn", "--kubeconfig", ctx.sim.kubeconfig,
-            "--rate", str(ARGS.rate), "--seconds", str(ARGS.churn_seconds),
+            "--rate", str(rate or ARGS.rate), "--seconds", str(seconds or ARGS.churn_seconds),
             "--exclude", "%s/%s" % (ctx.marker["namespace"], ctx.marker["name"])] + list(extra)
     sim_cpu0 = ctx.sim.proc.cpu()
     t0 = time.monotonic()
@@ -497,7 +497,7 @@ def scrape(port):
             text = r.read().decode()
     except OSError:
         return None
-    reconciles, depth, errors = {}, {}, {}
+    reconciles, depth, errors, sums = {}, {}, {}, {}
     for line in text.splitlines():
         m = re.match(r'(\w+)\{([^}]*)\}\s+(\S+)', line)
         if not m:
@@ -511,7 +511,41 @@ def scrape(port):
                 errors[c] = errors.get(c, 0) + value
         elif name == "workqueue_depth":
             depth[labels.get("name", "")] = value
-    return {"reconciles": reconciles, "depth": depth, "errors": errors}
+        # Where a reconcile's time goes: totals of the duration histograms.
+        for h, by in (("controller_runtime_reconcile_time_seconds", "controller"),
+                      ("workqueue_queue_duration_seconds", "name"),
+                      ("rest_client_request_duration_seconds", "verb")):
+            for suffix in ("_sum", "_count"):
+                if name == h + suffix:
+                    k = (h, labels.get(by, ""), suffix[1:])
+                    sums[k] = sums.get(k, 0) + value
+    return {"reconciles": reconciles, "depth": depth, "errors": errors, "sums": sums}
+
+
+def breakdown(m0, m1):
+    """Average milliseconds per reconcile, per queue wait and per API request (by verb)
+    between two scrapes."""
+    if not m0 or not m1:
+        return None
+    out = {}
+    for (h, label, kind) in m1["sums"]:
+        if kind != "count":
+            continue
+        n = m1["sums"][(h, label, "count")] - m0["sums"].get((h, label, "count"), 0)
+        t = m1["sums"][(h, label, "sum")] - m0["sums"].get((h, label, "sum"), 0)
+        if n > 0:
+            short = {"controller_runtime_reconcile_time_seconds": "reconcile",
+                     "workqueue_queue_duration_seconds": "queue_wait",
+                     "rest_client_request_duration_seconds": "api"}[h]
+            out["%s %s" % (short, label)] = {"count": int(n), "avg_ms": round(t / n * 1000, 1)}
+    return out
+
+
+def describe_breakdown(b):
+    if not b:
+        return "—"
+    return "; ".join("%s: %d× avg %.0f ms" % (k, v["count"], v["avg_ms"])
+                     for k, v in sorted(b.items()))
 
 
 def wait_quiet(ctx, op, port, need, timeout, what):
@@ -552,6 +586,8 @@ def wait_quiet(ctx, op, port, need, timeout, what):
 
 def measure_operator(ctx, results):
     binary = ARGS.operator
+    if ARGS.operator_build_failed:
+        raise Missing("the release build of agent-operator failed (see run.sh output)")
     if not os.access(binary, os.X_OK):
         raise Missing("%s not built" % binary)
     port = free_port()
@@ -622,29 +658,46 @@ def measure_operator(ctx, results):
         }
         log("operator resync: CPU %.2f s, %d writes" % (cpu1 - cpu0, stats["writes"]["total"]))
 
-        # Latency from a ServiceMonitor change to the config Secret, under churn.
+        # Latency from a ServiceMonitor change to the config Secret: under the churn, and
+        # (for reference) at a light load, where it is the operator's own latency.
         mk = ctx.marker
-        cpu0 = op.cpu()
-        m0 = scrape(port)
-        res = run_churn(ctx, ["--marker", "%s/%s" % (mk["namespace"], mk["name"]),
-                              "--secret", "%s/%s-config" % (mk["root_namespace"], mk["root"]),
-                              "--marker-rate", "10", "--drain", str(ARGS.drain_timeout)])
-        m1 = scrape(port)
-        mr = res.get("markers", {})
-        results["operator_latency"] = {
-            "change_latency_p50_ms": mr.get("p50_ms"),
-            "change_latency_p99_ms": mr.get("p99_ms"),
-            "change_latency_max_ms": mr.get("max_ms"),
-            "markers_sent": mr.get("sent"),
-            "markers_unresolved": mr.get("unresolved"),
-            "churn_applied_per_second": res["rate"],
-            "operator_cpu_seconds": op.cpu() - cpu0,
-            "reconciles_during_churn": {c: m1["reconciles"][c] - m0["reconciles"].get(c, 0)
-                                        for c in m1["reconciles"]} if m1 and m0 else None,
-            "operator_peak_rss_mb": op.peak_rss_mb(),
-        }
-        log("operator change->Secret latency: p50 %s ms, p99 %s ms (%s of %s markers unresolved)"
-            % (mr.get("p50_ms"), mr.get("p99_ms"), mr.get("unresolved"), mr.get("sent")))
+        marker_args = ["--marker", "%s/%s" % (mk["namespace"], mk["name"]),
+                       "--secret", "%s/%s-config" % (mk["root_namespace"], mk["root"]),
+                       "--drain", str(ARGS.drain_timeout)]
+        # The light run goes first, on a quiet operator (the full churn leaves a backlog):
+        # a marker change every 500 ms and one other patch per second, so the operator is
+        # idle between changes and the figure is its own latency.
+        for key, rate, secs, marker_rate in (
+                ("operator_latency_light", ARGS.light_rate, max(4, ARGS.churn_seconds // 3), 2),
+                ("operator_latency", ARGS.rate, ARGS.churn_seconds, 5)):
+            cpu0 = op.cpu()
+            m0 = scrape(port)
+            res = run_churn(ctx, marker_args + ["--marker-rate", str(marker_rate)], rate=rate,
+                            seconds=secs)
+            m1 = scrape(port)
+            mr = res.get("markers", {})
+            results[key] = {
+                "offered_per_second": rate,
+                "seconds": secs,
+                "change_latency_p50_ms": mr.get("p50_ms"),
+                "change_latency_p99_ms": mr.get("p99_ms"),
+                "change_latency_max_ms": mr.get("max_ms"),
+                "markers_sent": mr.get("sent"),
+                "markers_unresolved": mr.get("unresolved"),
+                "churn_applied_per_second": res["rate"],
+                "churn_patch_p50_ms": res["patch_p50_ms"],
+                "operator_cpu_seconds": op.cpu() - cpu0,
+                "server_cpu_seconds": res["server_cpu_seconds"],
+                "wall_seconds": res["wall_seconds"],
+                "reconciles_during_churn": {c: m1["reconciles"][c] - m0["reconciles"].get(c, 0)
+                                            for c in m1["reconciles"]} if m1 and m0 else None,
+                "breakdown": breakdown(m0, m1),
+                "operator_peak_rss_mb": op.peak_rss_mb(),
+            }
+            log("operator change->Secret latency at %d/s offered (%.0f/s applied): p50 %s ms, "
+                "p99 %s ms (%s of %s markers unresolved); %s" %
+                (rate, res["rate"], fmt(mr.get("p50_ms"), "", 0), fmt(mr.get("p99_ms"), "", 0),
+                 mr.get("unresolved"), mr.get("sent"), describe_breakdown(results[key]["breakdown"])))
     finally:
         op.stop(timeout=15)
 
@@ -737,7 +790,7 @@ def build_report(r):
                  "alone):" % (ARGS.rate, ARGS.churn_seconds))
     lines.append("")
     lines.append("| client | kube-sim applied | events handled | events/s kept up | "
-                 "CPU s per 1,000 events | operator/peer events/s |")
+                 "CPU s per 1,000 events | operator/peer CPU per event |")
     lines.append("|---|---|---|---|---|---|")
     opc = churn.get("operator")
     for key, label in ROW_LABELS:
@@ -753,8 +806,8 @@ def build_report(r):
             f["churn_applied"], fmt(f["churn_events_per_second"], "", 0),
             fmt(f["churn_cpu_seconds_per_1000_events"], "", 3),
             "" if key == "operator" else
-            fmt(ratio(opc and opc["churn_events_per_second"], f["churn_events_per_second"]),
-                "", 2)))
+            fmt(ratio(opc and opc["churn_cpu_seconds_per_1000_events"],
+                      f["churn_cpu_seconds_per_1000_events"]), "", 2)))
     lines.append("")
     lines.append("**The operator** (`agent-operator %s`):" % r.get("operator_command", ""))
     lines.append("")
@@ -784,8 +837,26 @@ def build_report(r):
                       fmt(lat["change_latency_p99_ms"], " ms", 0),
                       fmt(lat["change_latency_max_ms"], " ms", 0), lat["markers_sent"],
                       lat["markers_unresolved"]))
-        lines.append("| operator during churn: CPU, reconciles | %s, %s |" %
-                     (fmt(lat["operator_cpu_seconds"], " s"), lat["reconciles_during_churn"]))
+        lines.append("| during that churn: kube-sim applied, operator CPU, reconciles | "
+                     "%s/s, %s, %s |" % (fmt(lat["churn_applied_per_second"], "", 0),
+                                         fmt(lat["operator_cpu_seconds"], " s"),
+                                         lat["reconciles_during_churn"]))
+        lines.append("| during that churn: where a reconcile's time goes | %s |" %
+                     describe_breakdown(lat["breakdown"]))
+        light = r.get("operator_latency_light")
+        if light:
+            lines.append("| same with the operator idle between changes (2 marker changes/s, "
+                         "%d other patch/s): p50 / p99 / max | "
+                         "%s / %s / %s (%s markers, %s unresolved) |" %
+                         (light["offered_per_second"], fmt(light["change_latency_p50_ms"], " ms", 0),
+                          fmt(light["change_latency_p99_ms"], " ms", 0),
+                          fmt(light["change_latency_max_ms"], " ms", 0), light["markers_sent"],
+                          light["markers_unresolved"]))
+            rec = sum((light["reconciles_during_churn"] or {}).values())
+            lines.append("| idle: operator CPU per reconcile; where a reconcile's time goes | "
+                         "%s; %s |" % (fmt(light["operator_cpu_seconds"] / rec * 1000 if rec
+                                           else None, " ms", 0),
+                                       describe_breakdown(light["breakdown"])))
     else:
         lines.append("| change → config Secret latency | missing: %s |" %
                      (missing.get("operator_latency") or missing.get("operator_cold", "?")))
@@ -910,27 +981,30 @@ def machine():
 
 def parse_args():
     ap = argparse.ArgumentParser(description="The scale benchmark (see bench/scale/run.sh).")
-    ap.add_argument("--quick", action="store_true", help="scale 0.05, 6 s of churn")
+    ap.add_argument("--quick", action="store_true", help="scale 0.05, 5 s of churn")
     ap.add_argument("--scale", type=float, default=None, help="multiplies the data set (1)")
     ap.add_argument("--rate", type=int, default=2000, help="churn patches per second")
-    ap.add_argument("--churn-seconds", type=int, default=None, help="60 (6 with --quick)")
+    ap.add_argument("--churn-seconds", type=int, default=None, help="60 (5 with --quick)")
+    ap.add_argument("--light-rate", type=int, default=1,
+                    help="patches per second of the light-load latency run")
     ap.add_argument("--resync-period", type=int, default=None,
-                    help="the operator's --resync-period in seconds (full 150, quick 20)")
+                    help="the operator's --resync-period in seconds (full 150, quick 15)")
     ap.add_argument("--only", default="",
                     help="comma-separated subset: operator,operator_metadata,js,python,kubectl,"
                          "floor,agent-operator")
     ap.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build", "release"))
     ap.add_argument("--command", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--operator-build-failed", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.scale is None:
         a.scale = 0.05 if a.quick else 1.0
     if a.churn_seconds is None:
-        a.churn_seconds = 6 if a.quick else 60
+        a.churn_seconds = 5 if a.quick else 60
     if a.resync_period is None:
-        a.resync_period = 20 if a.quick else 150
+        a.resync_period = 15 if a.quick else 150
     a.sync_timeout = 120 if a.quick else 900
-    a.drain_timeout = 20 if a.quick else 60
+    a.drain_timeout = 8 if a.quick else 60
     a.operator_timeout = 60 if a.quick else 900
     a.scale_client = os.path.join(a.build_dir, "bench", "scale_client")
     a.kube_sim = os.path.join(a.build_dir, "bin", "kube-sim")

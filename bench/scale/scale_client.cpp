@@ -15,7 +15,7 @@
 //       sets a relabeling's replacement to a sequence number, so it changes the rendered
 //       config), open loop with bounded concurrency, and prints one JSON line with the
 //       rate the server absorbed. With --marker: also patches that monitor M times per
-//       second with "scale-marker-<seq>" and watches the config Secret, recording for
+//       second with "scale-marker-<run>-<seq>" and watches the config Secret, recording for
 //       each marker the time until the Secret's agent.yml (gzip or not) shows it or a
 //       later one: the operator's change-to-Secret latency.
 #include <algorithm>
@@ -311,8 +311,9 @@ std::optional<std::string> gunzip(std::string_view in) {
   return out;
 }
 
-// The largest "scale-marker-<n>" in the Secret's agent.yml, or -1.
-long long marker_in_secret(const json::value& secret) {
+// The largest "<tag><n>" in the Secret's agent.yml, or -1. The tag carries a per-run
+// nonce, so markers left in the config by an earlier run are not taken for this run's.
+long long marker_in_secret(const json::value& secret, std::string_view tag) {
   const auto* data = secret.is_object() ? secret.as_object().if_contains("data") : nullptr;
   if (data == nullptr || !data->is_object()) return -1;
   const auto* yml = data->as_object().if_contains("agent.yml");
@@ -326,10 +327,9 @@ long long marker_in_secret(const json::value& secret) {
   }
   const std::string_view text = inflated ? *inflated : *raw;
   long long best = -1;
-  constexpr std::string_view kTag = "scale-marker-";
-  for (auto pos = text.find(kTag); pos != std::string::npos; pos = text.find(kTag, pos + 1)) {
+  for (auto pos = text.find(tag); pos != std::string::npos; pos = text.find(tag, pos + 1)) {
     long long n = 0;
-    std::size_t i = pos + kTag.size();
+    std::size_t i = pos + tag.size();
     bool digits = false;
     while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
       n = n * 10 + (text[i++] - '0');
@@ -355,6 +355,10 @@ int run_churn(const Args& args) {
   const auto marker = parse_key(args.get("marker"));
   const auto secret = parse_key(args.get("secret"));
   if (marker && !secret) die("--marker needs --secret NS/NAME (the config Secret to watch)");
+  const std::string marker_tag =
+      "scale-marker-" +
+      std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000007) +
+      "-";
   constexpr std::size_t kWorkers = 48;  // requests in flight at most
 
   asio::io_context io(1);
@@ -429,7 +433,7 @@ int run_churn(const Args& args) {
                       ev->type != k8s::WatchEvent::Type::modified)
                     continue;
                   const auto now = Clock::now();
-                  const long long m = marker_in_secret(ev->object);
+                  const long long m = marker_in_secret(ev->object, marker_tag);
                   if (m > seen_marker) {
                     seen_marker = m;
                     resolve(m, now);
@@ -490,7 +494,7 @@ int run_churn(const Args& args) {
                   }
                   auto r = co_await client->patch(
                       service_monitor(), *marker, k8s::PatchType::merge,
-                      endpoints_patch(marker_endpoints, "scale-marker-" + std::to_string(seq)));
+                      endpoints_patch(marker_endpoints, marker_tag + std::to_string(seq)));
                   if (!r) {
                     if (errors++ == 0) first_error = r.error().describe();
                   }
