@@ -301,6 +301,7 @@ asio::awaitable<void> run_elector(std::shared_ptr<State> s) {
       if (s->stopped) break;
       const auto deadline = last_renew + s->config.renew_deadline;
       bool renewed = false;
+      bool taken = false;
       while (!s->stopped && std::chrono::steady_clock::now() < deadline) {
         const auto result = co_await renew_before(s, deadline);
         if (result && *result) {
@@ -308,11 +309,20 @@ asio::awaitable<void> run_elector(std::shared_ptr<State> s) {
           break;
         }
         if (!result) break;  // the deadline passed mid-request
+        const auto& seen = s->observer.record();
+        if (seen && seen->holder != s->config.identity) {
+          taken = true;  // someone else holds the lease: we are not the leader, now
+          break;
+        }
         // Failed quickly (conflict, server error): retry soon, within the deadline.
         co_await sleep(*s, std::min<net::Duration>(s->config.retry_period / 2,
                                                    deadline - std::chrono::steady_clock::now()));
       }
       if (s->stopped) break;
+      if (taken) {
+        stop_leading(*s, "another holder took the lease");
+        break;
+      }
       if (!renewed) {
         stop_leading(*s, "the lease could not be renewed within the renew deadline");
         break;

@@ -336,10 +336,14 @@ void deletes_while_disconnected(int history, int modifications) {
   const std::string preload = write_preload(dir, 500);
   tst::KubeSim sim({"--preload", preload, "--watch-history", std::to_string(history)});
   std::filesystem::remove_all(dir);
+  // Declared before the io_context: a watch stream it handed out may be released only
+  // when the io_context's last handlers are destroyed.
+  std::unique_ptr<tst::GateClient> gate_holder;
   tst::IoThreads io(2);
   auto real = make_api_client(io.executor(), sim.client_config(), fast_client("informer"));
   auto mutator = make_api_client(io.executor(), sim.client_config(), fast_client("mutator"));
-  tst::GateClient gate(*real);
+  gate_holder = std::make_unique<tst::GateClient>(*real);
+  tst::GateClient& gate = *gate_holder;
   HandlerView view;
   auto informer = make_informer(io.executor(), gate, fast_informer(kConfigMap));
   informer->add_handler(view.handler());
