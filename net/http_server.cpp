@@ -88,7 +88,11 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   Result<void> listen() {
     const auto& options = shared_->options;
     error_code ec;
-    const auto address = asio::ip::make_address(options.host, ec);
+    // "" means every interface (as in Go's ":8080"); "localhost" the IPv4 loopback.
+    const std::string host = options.host.empty()          ? "0.0.0.0"
+                             : options.host == "localhost" ? "127.0.0.1"
+                                                           : options.host;
+    const auto address = asio::ip::make_address(host, ec);
     const std::string where = options.host + ":" + std::to_string(options.port);
     if (ec) return make_error("listen address " + where + ": not an IP address");
     const asio::ip::tcp::endpoint endpoint(address, options.port);

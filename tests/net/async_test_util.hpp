@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,10 +30,22 @@ inline constexpr auto kHangLimit = std::chrono::seconds(60);
 class IoThreads {
  public:
   explicit IoThreads(int threads = 2) : work_(asio::make_work_guard(io_)) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] {
+        io_.run();
+        ++finished_;
+      });
+    }
   }
+  // Lets outstanding work drain first (a coroutine finishing on another context may
+  // still hold work on this one), and stops what is left after a few seconds.
   ~IoThreads() {
     work_.reset();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (finished_.load() < static_cast<int>(threads_.size()) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     io_.stop();
     for (auto& t : threads_) t.join();
   }
@@ -57,6 +70,7 @@ class IoThreads {
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::vector<std::thread> threads_;
+  std::atomic<int> finished_{0};
 };
 
 // Polls `condition` until it holds; false after kHangLimit.

@@ -756,3 +756,31 @@ TEST(HttpClient, RejectsHeaderInjection) {
 
 }  // namespace
 }  // namespace aop::net
+
+namespace aop::net {
+namespace {
+
+TEST(HttpServer, ListenErrorsSayWhere) {
+  IoThreads io(1);
+  HttpServerOptions bad;
+  bad.host = "not-an-ip";
+  auto s1 = HttpServer::create(io.executor(), bad, Router{});
+  ASSERT_FALSE(s1);
+  EXPECT_EQ(s1.error().message, "listen address not-an-ip:0: not an IP address");
+
+  HttpServerOptions any;
+  any.host = "";  // all interfaces, free port
+  auto first = HttpServer::create(io.executor(), any, Router{});
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_NE((*first)->port(), 0);
+  HttpServerOptions same;
+  same.host = "localhost";
+  same.port = (*first)->port();
+  auto second = HttpServer::create(io.executor(), same, Router{});
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message.find("listen on localhost:"), std::string::npos)
+      << second.error().message;
+}
+
+}  // namespace
+}  // namespace aop::net
