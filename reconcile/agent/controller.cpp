@@ -4,6 +4,7 @@
 #include "reconcile/agent/controller.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -33,7 +34,11 @@ using runtime::ReconcileResult;
 
 namespace {
 
-const std::string kControllerName = "grafana-agent";
+// The controller's name (metrics label, queue name, logs).
+const std::string& controller_name() {
+  static const std::string name = "grafana-agent";
+  return name;
+}
 // An object of the root is being deleted (to be recreated): look again after this.
 constexpr auto kWaitingRecheck = std::chrono::seconds(1);
 // Planning passes per reconcile. Each pass GETs the referenced contents the previous one
@@ -44,11 +49,11 @@ constexpr std::size_t kProblemsInSummary = 3;
 // Workloads named in the Ready condition's message.
 constexpr std::size_t kWorkloadsInMessage = 5;
 
-const std::vector<Kind> kMemberKinds = {
+constexpr std::array kMemberKinds = {
     Kind::metrics_instance, Kind::logs_instance, Kind::pod_logs, Kind::integration,
     Kind::service_monitor,  Kind::pod_monitor,   Kind::probe};
-const std::vector<Kind> kOwnedKinds = {Kind::secret, Kind::service, Kind::stateful_set,
-                                       Kind::daemon_set, Kind::deployment};
+constexpr std::array kOwnedKinds = {Kind::secret, Kind::service, Kind::stateful_set,
+                                    Kind::daemon_set, Kind::deployment};
 
 GroupKind group_kind(Kind kind) {
   return GroupKind::of(gvk(kind));
@@ -217,7 +222,7 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
   }
 
   runtime::ApplyOptions apply;
-  apply.controller = kControllerName;
+  apply.controller = controller_name();
   apply.managed_by_label = std::string(kManagedByKey);
   apply.managed_by_value = std::string(kManagedByValue);
   apply.may_write = ctx.may_write;
@@ -228,11 +233,11 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
   status = std::make_unique<runtime::StatusWriter>(*ctx.client, std::move(so));
 
   runtime::ControllerOptions co;
-  co.name = kControllerName;
+  co.name = controller_name();
   co.workers = ctx.workers;
   co.resync_period = ctx.resync_period;
   co.queue = ctx.queue;
-  co.queue.name = kControllerName;
+  co.queue.name = controller_name();
   controller = std::make_unique<runtime::Controller>(
       ctx.executor, std::move(co), [this](std::string key) { return reconcile(std::move(key)); },
       [this] {
@@ -288,13 +293,15 @@ void AgentController::Impl::register_handlers() {
     kc->add_handler(drop);
   }
 
-  // Owned objects: their owner. Adds are our own creates; updates include readiness of
-  // workloads and edits by others (drift), deletions by hand are repaired.
+  // Owned objects: their owner. Updates include workloads' readiness and edits by others
+  // (drift); deletions by hand are repaired. Adds are our own creates, which matter only
+  // for workloads: the Ready condition reads them from the cache, so the root looks again
+  // once its new workload is there.
   for (const Kind k : kOwnedKinds) {
     // Secrets carry a non-controller owner reference (spec 3.3, 3.4).
     k8s::EventHandler h =
         runtime::owner_event_handler(agent_group_kind(), true, k != Kind::secret, enqueue_fn);
-    h.on_add = nullptr;
+    if (!is_workload(k)) h.on_add = nullptr;
     owned[k]->add_handler(h);
   }
 }
@@ -594,7 +601,7 @@ asio::awaitable<std::string> AgentController::Impl::write_status(
   if (r) co_return std::string();
   std::string message =
       "writing the status of GrafanaAgent " + agent->key().str() + ": " + r.error().describe();
-  log::warn("status update failed", {{"controller", kControllerName}, {"error", message}});
+  log::warn("status update failed", {{"controller", controller_name()}, {"error", message}});
   co_return message;
 }
 
@@ -629,7 +636,7 @@ void AgentController::Impl::report_problems(const std::string& key, const k8s::O
   for (const auto& p : problems) {
     if (before.contains(p.str())) continue;  // reported already
     log::warn("hierarchy member problem",
-              {{"controller", kControllerName}, {"root", key}, {"problem", p.str()}});
+              {{"controller", controller_name()}, {"root", key}, {"problem", p.str()}});
     // On the member itself; the Problem names the field, never data.
     if (p.kind == Kind::grafana_agent && p.object == agent.key()) continue;
     if (const auto subject = subject_of(p.kind, p.object)) {
@@ -677,7 +684,7 @@ AgentController::~AgentController() {
 }
 
 const std::string& AgentController::name() const {
-  return kControllerName;
+  return controller_name();
 }
 
 std::string AgentController::not_ready_reason() const {

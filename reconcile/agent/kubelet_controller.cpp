@@ -25,12 +25,17 @@ using runtime::ReconcileResult;
 
 namespace {
 
-const std::string kKubeletControllerName = "kubelet-service";
+const std::string& controller_name() {
+  static const std::string name = "kubelet-service";
+  return name;
+}
 // Conflicting writers (another operator replica during a hand-over, kubectl): re-read and
 // decide again this many times before failing with backoff.
 constexpr int kConflictRetries = 3;
 
-const k8s::GroupVersionKind kNode{"", "v1", "Node"};
+k8s::GroupVersionKind node_kind() {
+  return {"", "v1", "Node"};
+}
 
 // The update of `live` to what `desired` says: labels merged (ours win), the fields this
 // controller owns replaced, everything else (clusterIPs, ipFamilies, ...) kept.
@@ -84,16 +89,16 @@ KubeletController::Impl::Impl(const runtime::ModuleContext& c, k8s::ObjectKey s)
     throw std::invalid_argument("the kubelet Service controller needs an API client and informers");
   }
   k8s::CacheSpec spec;
-  spec.gvk = kNode;
+  spec.gvk = node_kind();
   spec.namespaced = false;
   nodes = &ctx.informers->cache(spec);
 
   runtime::ControllerOptions co;
-  co.name = kKubeletControllerName;
+  co.name = controller_name();
   co.workers = 1;  // one root
   co.resync_period = ctx.resync_period;
   co.queue = ctx.queue;
-  co.queue.name = kKubeletControllerName;
+  co.queue.name = controller_name();
   controller = std::make_unique<runtime::Controller>(
       ctx.executor, std::move(co), [this](std::string k) { return reconcile(std::move(k)); },
       [this] { return std::vector<std::string>{key}; });
@@ -146,7 +151,7 @@ asio::awaitable<std::string> KubeletController::Impl::ensure(const json::object&
       if (!may_write()) co_return std::string();
       auto created = co_await ctx.client->create(json::value(desired));
       if (created) {
-        log::info("created", {{"controller", kKubeletControllerName}, {"object", what}});
+        log::info("created", {{"controller", controller_name()}, {"object", what}});
         co_return std::string();
       }
       if (created.error().conflict()) continue;  // AlreadyExists: read it and compare
@@ -158,7 +163,7 @@ asio::awaitable<std::string> KubeletController::Impl::ensure(const json::object&
     if (!may_write()) co_return std::string();
     auto updated = co_await ctx.client->update(json::value(update_of(live_obj, desired)));
     if (updated) {
-      log::info("updated", {{"controller", kKubeletControllerName}, {"object", what}});
+      log::info("updated", {{"controller", controller_name()}, {"object", what}});
       co_return std::string();
     }
     if (updated.error().conflict() || updated.error().not_found()) continue;
@@ -176,7 +181,7 @@ KubeletController::~KubeletController() {
 }
 
 const std::string& KubeletController::name() const {
-  return kKubeletControllerName;
+  return controller_name();
 }
 
 std::string KubeletController::not_ready_reason() const {

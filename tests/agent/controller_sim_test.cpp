@@ -253,8 +253,17 @@ TEST_F(AgentControllerSimTest, MetricsHierarchyLifecycle) {
         << "no pod runs in kube-sim yet";
   }
 
-  // 2. The live objects are exactly what plan_root() makes of the same state.
+  // Once settled, Ready reports what the cached StatefulSets say (each new workload
+  // reconciles its root again).
   ASSERT_TRUE(tst::wait_until([&] { return agent.idle(); }, kDeadline));
+  {
+    const auto ready = env.condition("agents", "main", "Ready");
+    const std::string message(ready.at("message").as_string());
+    EXPECT_TRUE(contains(message, "StatefulSet agents/main: 0/2 ready")) << message;
+    EXPECT_TRUE(contains(message, "StatefulSet agents/main-shard-1: 0/2 ready")) << message;
+  }
+
+  // 2. The live objects are exactly what plan_root() makes of the same state.
   expect_live_equals_plan(env, "agents", "main", module_options().agent);
 
   // 3. An unchanged resync: every root reconciled again, zero writes, zero Secret reads.
