@@ -2,6 +2,7 @@
 #include "tools/kube-sim/api.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <ctime>
 
@@ -455,10 +456,11 @@ Response ApiServer::handle_resource(const Request& req, Target& t) {
 
 namespace {
 
-const std::vector<std::string> kVerbs = {"create", "delete", "deletecollection", "get",
-                                         "list",   "patch",  "update",           "watch"};
+constexpr std::array<std::string_view, 8> kVerbs = {
+    "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
 
-json::array string_array(const std::vector<std::string>& v) {
+template <class Strings>
+json::array string_array(const Strings& v) {
   json::array a;
   for (const auto& s : v) a.emplace_back(s);
   return a;
@@ -593,7 +595,8 @@ Response ApiServer::openapi(const std::vector<std::string>& segs) {
   auto gv_doc = [&](const std::string& group, const std::string& version) {
     json::object paths;
     for (const auto& t : registry_.types(group, version)) {
-      const std::string base = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+      std::string base = group.empty() ? "/api/" : "/apis/" + group + "/";
+      base += version;
       const std::string coll = t->namespaced ? base + "/namespaces/{namespace}/" + t->resource
                                              : base + "/" + t->resource;
       json::object gvk{{"group", group}, {"version", version}, {"kind", t->kind}};
@@ -963,7 +966,7 @@ ApiError too_large_rv(std::uint64_t asked, std::uint64_t current) {
   return e;
 }
 
-const std::string kContinueExpired =
+constexpr std::string_view kContinueExpired =
     "The provided continue parameter is too old to display a consistent list result. You can "
     "start a new list without the continue parameter, or use the continue token in this "
     "response to retrieve the remainder of the results. Continuing with the provided token "
@@ -1032,7 +1035,7 @@ Response ApiServer::do_list(const Request& req, Target& t) {
     after = std::string(tok.as_object().at("start").as_string());
     if (!after.empty() && after.back() == '\0') after.pop_back();
     if (at_rv < c->history_floor() && at_rv < current) {
-      return error_response(errors::expired(kContinueExpired));
+      return error_response(errors::expired(std::string(kContinueExpired)));
     }
   } else if (!match.empty()) {
     if (match != "Exact" && match != "NotOlderThan") {
@@ -1090,7 +1093,8 @@ Response ApiServer::do_list(const Request& req, Target& t) {
     return true;
   });
   if (!scanned) {
-    return error_response(t.has("continue") ? errors::expired(kContinueExpired) : scanned.error());
+    return error_response(t.has("continue") ? errors::expired(std::string(kContinueExpired))
+                                            : scanned.error());
   }
 
   if (accept.table) {

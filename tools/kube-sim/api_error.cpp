@@ -192,7 +192,7 @@ ApiError unauthorized() {
   return e;
 }
 
-ApiError forbidden(const GroupResource& gr, std::string_view name, std::string message) {
+ApiError forbidden(const GroupResource& gr, std::string_view name, const std::string& message) {
   auto e = with_resource(403, "Forbidden", "", gr, name);
   e.message = gr.str() + " " + quote(name) + " is forbidden: " + message;
   return e;
@@ -232,13 +232,14 @@ ApiError request_entity_too_large(std::string message) {
   return e;
 }
 
-StatusCause field_invalid(std::string field, std::string_view value_repr, std::string detail) {
+StatusCause field_invalid(std::string field, std::string_view value_repr,
+                          const std::string& detail) {
   std::string msg = "Invalid value: " + std::string(value_repr);
   if (!detail.empty()) msg += ": " + detail;
   return StatusCause{"FieldValueInvalid", std::move(msg), std::move(field)};
 }
 
-StatusCause field_required(std::string field, std::string detail) {
+StatusCause field_required(std::string field, const std::string& detail) {
   std::string msg = "Required value";
   if (!detail.empty()) msg += ": " + detail;
   return StatusCause{"FieldValueRequired", std::move(msg), std::move(field)};
@@ -257,13 +258,13 @@ StatusCause field_not_supported(std::string field, std::string_view value_repr,
   return StatusCause{"FieldValueNotSupported", std::move(msg), std::move(field)};
 }
 
-StatusCause field_forbidden(std::string field, std::string detail) {
+StatusCause field_forbidden(std::string field, const std::string& detail) {
   std::string msg = "Forbidden";
   if (!detail.empty()) msg += ": " + detail;
   return StatusCause{"FieldValueForbidden", std::move(msg), std::move(field)};
 }
 
-StatusCause field_too_long(std::string field, std::string detail) {
+StatusCause field_too_long(std::string field, const std::string& detail) {
   std::string msg = "Too long";
   if (!detail.empty()) msg += ": " + detail;
   return StatusCause{"FieldValueTooLong", std::move(msg), std::move(field)};

@@ -69,19 +69,20 @@ ApiError method_not_allowed();
 ApiError unsupported_media_type(std::string message);
 ApiError not_acceptable(std::string message);
 ApiError unauthorized();
-ApiError forbidden(const GroupResource& gr, std::string_view name, std::string message);
+ApiError forbidden(const GroupResource& gr, std::string_view name, const std::string& message);
 ApiError internal_error(std::string message);
 ApiError service_unavailable(std::string message, int retry_after_seconds);
 ApiError timeout(std::string message);
 ApiError request_entity_too_large(std::string message);
 
 // Field-error causes with apimachinery's wording.
-StatusCause field_invalid(std::string field, std::string_view value_repr, std::string detail);
-StatusCause field_required(std::string field, std::string detail = {});
+StatusCause field_invalid(std::string field, std::string_view value_repr,
+                          const std::string& detail);
+StatusCause field_required(std::string field, const std::string& detail = {});
 StatusCause field_not_supported(std::string field, std::string_view value_repr,
                                 const std::vector<std::string>& supported_reprs);
-StatusCause field_forbidden(std::string field, std::string detail);
-StatusCause field_too_long(std::string field, std::string detail);
+StatusCause field_forbidden(std::string field, const std::string& detail);
+StatusCause field_too_long(std::string field, const std::string& detail);
 StatusCause field_duplicate(std::string field, std::string_view value_repr);
 
 // Go's %q-ish rendering of a string value for messages: "abc".

@@ -96,7 +96,7 @@ ApiResult<json::object> decode_body(const Request& req) {
   if (!ct.empty() && ct != "application/json" && ct != "*/*") {
     return errors::unsupported_media_type(
         "the body of the request was in an unknown format - accepted media types include: "
-        "application/json, application/yaml");
+        "application/json (kube-sim does not decode protobuf; use kubectl apply -f or create -f)");
   }
   boost::system::error_code ec;
   json::value v = json::parse(req.body, ec);

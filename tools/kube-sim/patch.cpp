@@ -501,11 +501,12 @@ Result<json::value> smp_object(json::value original, const json::object& patch,
   }
   if (retain != nullptr && retain->is_array()) {
     json::object kept;
-    for (auto& [k, v] : result) {
+    for (auto& kv : result) {
+      const std::string_view key = kv.key();
       const bool keep =
           std::any_of(retain->as_array().begin(), retain->as_array().end(),
-                      [&](const json::value& r) { return r.is_string() && r.as_string() == k; });
-      if (keep) kept[k] = std::move(v);
+                      [&](const json::value& r) { return r.is_string() && r.as_string() == key; });
+      if (keep) kept[key] = std::move(kv.value());
     }
     result = std::move(kept);
   }

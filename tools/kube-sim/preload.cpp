@@ -104,7 +104,9 @@ Result<std::size_t> ApiServer::preload(const std::string& path) {
       if (nsc != nullptr && !nsc->get(ns)) {
         json::object nso{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
         if (auto r = create_object(std::move(nso), "kube-sim/preload"); !r) {
-          return make_error(where + ": creating namespace " + ns + ": " + r.error().message);
+          std::string msg = where;
+          msg += ": creating namespace " + ns + ": " + r.error().message;
+          return make_error(std::move(msg));
         }
       }
     }

@@ -1,6 +1,7 @@
 #include "tools/kube-sim/resources.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <set>
 
@@ -14,12 +15,12 @@ namespace json = boost::json;
 
 namespace {
 
-const std::vector<std::string> kBuiltinGroupOrder = {"",
-                                                     "apps",
-                                                     "events.k8s.io",
-                                                     "coordination.k8s.io",
-                                                     "rbac.authorization.k8s.io",
-                                                     "apiextensions.k8s.io"};
+constexpr std::array<std::string_view, 6> kBuiltinGroupOrder = {"",
+                                                                "apps",
+                                                                "events.k8s.io",
+                                                                "coordination.k8s.io",
+                                                                "rbac.authorization.k8s.io",
+                                                                "apiextensions.k8s.io"};
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -208,7 +209,7 @@ std::vector<GroupVersions> ResourceRegistry::groups() const {
     }
     return nullptr;
   };
-  for (const auto& g : kBuiltinGroupOrder) out.push_back({g, {}});
+  for (const auto g : kBuiltinGroupOrder) out.push_back({std::string(g), {}});
   std::set<std::string> crd_groups;
   for (const auto& t : types_) {
     if (!find_group(t->group)) crd_groups.insert(t->group);

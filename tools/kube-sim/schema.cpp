@@ -353,6 +353,7 @@ std::vector<StatusCause> check_structural_schema(const json::value& schema,
     if (!t->is_string() ||
         std::find(kTypes.begin(), kTypes.end(), std::string(t->as_string())) == kTypes.end()) {
       std::vector<std::string> reprs;
+      reprs.reserve(kTypes.size());
       for (const auto& k : kTypes) reprs.push_back(errors::quote(k));
       out.push_back(errors::field_not_supported(field_path + ".type", value_repr(*t), reprs));
     }

@@ -98,11 +98,11 @@ std::string SimServer::kubeconfig() const {
     out += "    certificate-authority-data: " + detail::base64_encode(ca_pem_, false) + "\n";
   }
   out += "users:\n- name: kube-sim\n  user:\n";
-  if (!options_.api.token.empty()) {
-    out += "    token: " + options_.api.token + "\n";
-  } else {
-    out += "    {}\n";
-  }
+  // Without --token any token is accepted; a placeholder keeps kubectl from prompting
+  // for a user name on an https server whose kubeconfig user has no credentials.
+  out +=
+      "    token: " + (options_.api.token.empty() ? std::string("kube-sim") : options_.api.token) +
+      "\n";
   out +=
       "contexts:\n- name: kube-sim\n  context:\n    cluster: kube-sim\n    user: kube-sim\n"
       "    namespace: default\ncurrent-context: kube-sim\npreferences: {}\n";

@@ -663,7 +663,7 @@ ObjectPtr Store::remove(Collection& c, const ObjectPtr& old, json::object last) 
   return so;
 }
 
-void Store::publish(Collection& c, EventPtr e) {
+void Store::publish(Collection& c, const EventPtr& e) {
   c.record(e);
   bool any_closed = false;
   for (const auto& w : c.watchers_) {

@@ -292,7 +292,7 @@ class Store {
   }
 
  private:
-  void publish(Collection& c, EventPtr e);
+  void publish(Collection& c, const EventPtr& e);
 
   std::uint64_t rv_ = 0;
   std::size_t history_limit_;

@@ -44,7 +44,7 @@ std::string human_duration(std::chrono::seconds d) {
     std::snprintf(buf, sizeof buf, "%lldh", hours);
     return buf;
   }
-  if (hours < 24 * 8) {
+  if (hours < 24LL * 8) {
     const long long h = hours % 24;
     if (h == 0)
       std::snprintf(buf, sizeof buf, "%lldd", hours / 24);
@@ -52,11 +52,11 @@ std::string human_duration(std::chrono::seconds d) {
       std::snprintf(buf, sizeof buf, "%lldd%lldh", hours / 24, h);
     return buf;
   }
-  if (hours < 24 * 365 * 2) {
+  if (hours < 24LL * 365 * 2) {
     std::snprintf(buf, sizeof buf, "%lldd", hours / 24);
     return buf;
   }
-  if (hours < 24 * 365 * 8) {
+  if (hours < 24LL * 365 * 8) {
     const long long dy = (hours / 24) % 365;
     if (dy == 0)
       std::snprintf(buf, sizeof buf, "%lldy", hours / 24 / 365);
