@@ -1,5 +1,10 @@
 // Object semantics: server-set fields, Status error bodies, optimistic concurrency,
 // status subresources, generateName, namespaces, dry run, no-op updates.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "tests/sim/sim_fixture.hpp"
 
 namespace aop::sim::testing {
@@ -344,6 +349,89 @@ TEST_F(Scale, ScaleSubresourceOfADeployment) {
 TEST_F(Scale, WatchAcceptsGoBooleanSpellings) {
   auto r = call("GET", "/api/v1/namespaces/default/configmaps?watch=True&allowWatchBookmarks=True");
   EXPECT_TRUE(r.watch);
+}
+
+}  // namespace
+}  // namespace aop::sim::testing
+
+namespace aop::sim::testing {
+namespace {
+
+class Preload : public SimTest {
+ protected:
+  void SetUp() override {
+    dir_ =
+        std::filesystem::temp_directory_path() / ("kube-sim-preload-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_ / "sub");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(Preload, FilesAndDirectoriesInAnyOrder) {
+  // The custom resource's file sorts before its CRD's, and its namespace is not defined.
+  write("a-widget.yaml", R"(apiVersion: t.example.com/v1
+kind: Thing
+metadata: {name: one, namespace: team-a}
+spec: {x: 1}
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: l1}, data: {a: "1"}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: l2}}
+)");
+  write("sub/z-crd.yaml", R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.t.example.com}
+spec:
+  group: t.example.com
+  scope: Namespaced
+  names: {plural: things, kind: Thing}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+)");
+  write(
+      "b.json",
+      R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"default"},"stringData":{"k":"v"}})");
+  write("ignored.txt", "not yaml: [");
+  auto n = api_.preload(dir_.string());
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_EQ(*n, 5u);
+  get("/apis/t.example.com/v1/namespaces/team-a/things/one");
+  get("/api/v1/namespaces/default/configmaps/l1");
+  EXPECT_EQ(get("/api/v1/namespaces/default/secrets/s").at("data").at("k"), "dg==");
+  get("/api/v1/namespaces/team-a");
+}
+
+TEST_F(Preload, ErrorsNameTheFileAndDocument) {
+  write("bad.yaml", R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: ok}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: Not_Valid}
+)");
+  auto n = api_.preload((dir_ / "bad.yaml").string());
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().message.find("bad.yaml (document 1)"), std::string::npos)
+      << n.error().message;
+  EXPECT_NE(n.error().message.find("metadata.name: Invalid value"), std::string::npos)
+      << n.error().message;
+  EXPECT_FALSE(api_.preload((dir_ / "missing.yaml").string()));
+  write("unknown.yaml", "apiVersion: nope/v1\nkind: Nothing\nmetadata: {name: x}\n");
+  auto u = api_.preload((dir_ / "unknown.yaml").string());
+  ASSERT_FALSE(u);
+  EXPECT_NE(u.error().message.find("no kind \"Nothing\" is registered for version \"nope/v1\""),
+            std::string::npos);
 }
 
 }  // namespace
