@@ -7,6 +7,9 @@
 namespace aop::net {
 namespace {
 
+// A function-local static, never deleted through the base (whose destructor is
+// protected and non-virtual by design).
+// NOLINTNEXTLINE(cppcoreguidelines-virtual-class-destructor)
 class NetCategory final : public boost::system::error_category {
  public:
   const char* name() const noexcept override { return "aop.net"; }

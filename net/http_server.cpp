@@ -78,7 +78,7 @@ Router::Match Router::match(Method method, std::string_view path) const {
 
 class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
  public:
-  Impl(asio::any_io_executor executor, std::shared_ptr<detail::ServerShared> shared)
+  Impl(const asio::any_io_executor& executor, std::shared_ptr<detail::ServerShared> shared)
       : executor_(executor),
         strand_(asio::make_strand(executor)),
         acceptor_(strand_),

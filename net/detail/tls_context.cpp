@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/error.hpp>
 
 #include "net/error.hpp"
 
