@@ -136,6 +136,18 @@ out=$(k get deployment web -o jsonpath='{.spec.replicas}')
 k get deployments
 k delete -f "$work/deployment2.yaml"
 
+echo "--- typed create commands (protobuf request bodies)"
+k create namespace demo
+k -n demo create configmap cfg --from-literal=a=b
+k -n demo create secret generic sec --from-literal=user=admin
+k -n demo create deployment web --image=nginx:1.25 --replicas=2
+out=$(k -n demo get configmap cfg -o jsonpath='{.data.a}')
+[ "$out" = "b" ] || fail "configmap from kubectl create: '$out'"
+out=$(k -n demo get secret sec -o jsonpath='{.data.user}')
+[ "$out" = "YWRtaW4=" ] || fail "secret from kubectl create: '$out'"
+out=$(k -n demo get deployment web -o jsonpath='{.spec.replicas} {.spec.template.spec.containers[0].image}')
+[ "$out" = "2 nginx:1.25" ] || fail "deployment from kubectl create: '$out'"
+
 echo "--- the writes were recorded with kubectl's user agent"
 out=$(k get --raw /admin/stats)
 [[ $out == *'"by_user_agent":{"kubectl/'* ]] || fail "stats: $out"

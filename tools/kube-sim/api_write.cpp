@@ -14,6 +14,7 @@
 #include "tools/kube-sim/api.hpp"
 #include "tools/kube-sim/api_internal.hpp"
 #include "tools/kube-sim/patch.hpp"
+#include "tools/kube-sim/protobuf.hpp"
 #include "tools/kube-sim/schema.hpp"
 
 namespace aop::sim {
@@ -93,10 +94,15 @@ ApiResult<json::object> decode_body(const Request& req) {
   std::string_view ct = req.content_type;
   ct = ct.substr(0, ct.find(';'));
   while (!ct.empty() && ct.back() == ' ') ct.remove_suffix(1);
+  if (ct == "application/vnd.kubernetes.protobuf") {
+    auto obj = decode_k8s_protobuf(req.body);
+    if (!obj) return errors::unsupported_media_type(obj.error().message);
+    return std::move(*obj);
+  }
   if (!ct.empty() && ct != "application/json" && ct != "*/*") {
     return errors::unsupported_media_type(
         "the body of the request was in an unknown format - accepted media types include: "
-        "application/json (kube-sim does not decode protobuf; use kubectl apply -f or create -f)");
+        "application/json, application/vnd.kubernetes.protobuf (some kinds)");
   }
   boost::system::error_code ec;
   json::value v = json::parse(req.body, ec);
