@@ -185,7 +185,16 @@ void expect_live_equals_plan(AgentSim& env, const std::string& ns, const std::st
           const auto* labels = md.if_contains("labels");
           if (labels == nullptr) continue;
           const auto* n = labels->as_object().if_contains(kAgentNameLabel);
-          if (n != nullptr && n->as_string() == name) {
+          bool controlled = false;
+          if (const auto* refs = md.if_contains("ownerReferences")) {
+            for (const auto& r : refs->as_array()) {
+              const auto* c = r.as_object().if_contains("controller");
+              controlled =
+                  controlled || (c != nullptr && c->as_bool() &&
+                                 r.as_object().at("uid").as_string() == step.prune.owner_uid);
+            }
+          }
+          if (n != nullptr && n->as_string() == name && controlled) {
             live_names.insert(std::string(md.at("name").as_string()));
           }
         }
@@ -208,10 +217,18 @@ TEST_F(AgentControllerSimTest, MetricsHierarchyLifecycle) {
                               {{"username", "metrics-writer"}, {"password", "pw-1"}}));
 
   // 1. The objects: assets and config Secrets, the governing Service, two shards of two.
+  // (The caches fill independently, so early reconciles may see part of the hierarchy;
+  // wait for the whole of it.)
   ASSERT_TRUE(tst::wait_until(
       [&] {
         return env.exists(Kind::stateful_set, "agents", "main-shard-1") &&
-               env.condition_status("agents", "main", "Reconciled") == "True";
+               env.condition_status("agents", "main", "Reconciled") == "True" &&
+               contains(env.agent_yml("agents", "main-config"), "serviceMonitor/apps-b/api/1") &&
+               contains(env.agent_yml("agents", "main-config"), "probe/apps-a/blackbox") &&
+               contains(env.agent_yml("agents", "main-config"), "podMonitor/apps-b/pods/0") &&
+               status_int(env.agent_status("agents", "main"), "serviceMonitors") == 2 &&
+               status_int(env.agent_status("agents", "main"), "probes") == 1 &&
+               status_int(env.agent_status("agents", "main"), "podMonitors") == 1;
       },
       kDeadline))
       << "Reconciled: " << json::serialize(env.condition("agents", "main", "Reconciled"));
@@ -255,13 +272,17 @@ TEST_F(AgentControllerSimTest, MetricsHierarchyLifecycle) {
 
   // Once settled, Ready reports what the cached StatefulSets say (each new workload
   // reconciles its root again).
+  EXPECT_TRUE(tst::wait_until(
+      [&] {
+        const auto ready = env.condition("agents", "main", "Ready");
+        const auto* m = ready.if_contains("message");
+        const std::string message = m != nullptr ? std::string(m->as_string()) : "";
+        return contains(message, "StatefulSet agents/main: 0/2 ready") &&
+               contains(message, "StatefulSet agents/main-shard-1: 0/2 ready");
+      },
+      kDeadline))
+      << json::serialize(env.condition("agents", "main", "Ready"));
   ASSERT_TRUE(tst::wait_until([&] { return agent.idle(); }, kDeadline));
-  {
-    const auto ready = env.condition("agents", "main", "Ready");
-    const std::string message(ready.at("message").as_string());
-    EXPECT_TRUE(contains(message, "StatefulSet agents/main: 0/2 ready")) << message;
-    EXPECT_TRUE(contains(message, "StatefulSet agents/main-shard-1: 0/2 ready")) << message;
-  }
 
   // 2. The live objects are exactly what plan_root() makes of the same state.
   expect_live_equals_plan(env, "agents", "main", module_options().agent);
@@ -313,7 +334,21 @@ TEST_F(AgentControllerSimTest, MetricsHierarchyLifecycle) {
   EXPECT_TRUE(contains(env.agent_yml("agents", "main-config"), "probe/apps-a/blackbox"))
       << "the Probe's namespace selector is {} (all namespaces)";
 
-  // 7. Shards 2 → 3 → 1: the extra StatefulSets are deleted.
+  // 7. Shards 2 → 3 → 1: the extra StatefulSets are deleted, and only those (spec 6.7:
+  //    not a same-named agent's in another namespace, not one this agent does not control).
+  for (const std::string ns_name : {"apps-c/main-shard-1", "agents/main-shard-5"}) {
+    const auto slash = ns_name.find('/');
+    auto foreign = json::parse(R"({"apiVersion": "apps/v1", "kind": "StatefulSet",
+      "metadata": {"labels": {"app.kubernetes.io/managed-by": "grafana-agent-operator",
+                              "operator.agent.grafana.com/name": "main"}},
+      "spec": {"serviceName": "other", "selector": {"matchLabels": {"app": "other"}},
+        "template": {"metadata": {"labels": {"app": "other"}},
+                     "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})");
+    auto& md = foreign.as_object()["metadata"].as_object();
+    md["namespace"] = ns_name.substr(0, slash);
+    md["name"] = ns_name.substr(slash + 1);
+    env.create(std::move(foreign));
+  }
   env.patch(Kind::grafana_agent, "agents", "main",
             json::parse(R"({"spec": {"metrics": {"shards": 3}}})"));
   ASSERT_TRUE(tst::wait_until(
@@ -328,11 +363,27 @@ TEST_F(AgentControllerSimTest, MetricsHierarchyLifecycle) {
       kDeadline))
       << "stale shards not deleted";
   EXPECT_TRUE(env.exists(Kind::stateful_set, "agents", "main"));
+  EXPECT_TRUE(env.exists(Kind::stateful_set, "apps-c", "main-shard-1"));
+  EXPECT_TRUE(env.exists(Kind::stateful_set, "agents", "main-shard-5"));
   EXPECT_TRUE(contains(env.agent_yml("agents", "main-config"), "modulus: 1"));
+
+  // 8. A change of an immutable StatefulSet field (WAL storage → volumeClaimTemplates):
+  //    the update is rejected and the StatefulSet recreated.
+  const auto old_uid = env.get(Kind::stateful_set, "agents", "main")->at("metadata").at("uid");
+  env.patch(Kind::grafana_agent, "agents", "main", json::parse(R"({"spec": {"storage": {
+      "volumeClaimTemplate": {"spec": {"resources": {"requests": {"storage": "1Gi"}}}}}}})"));
+  ASSERT_TRUE(tst::wait_until(
+      [&] {
+        const auto s = env.get(Kind::stateful_set, "agents", "main");
+        return s && s->at("spec").as_object().contains("volumeClaimTemplates") &&
+               s->at("metadata").at("uid") != old_uid;
+      },
+      kDeadline))
+      << "not recreated";
   ASSERT_TRUE(tst::wait_until([&] { return agent.idle(); }, kDeadline));
   expect_live_equals_plan(env, "agents", "main", module_options().agent);
 
-  // 8. Deleting the GrafanaAgent: kube-sim's garbage collector removes what it owned.
+  // 9. Deleting the GrafanaAgent: kube-sim's garbage collector removes what it owned.
   env.remove(Kind::grafana_agent, "agents", "main");
   EXPECT_TRUE(tst::wait_until(
       [&] {
@@ -650,8 +701,13 @@ metadata: {name: main, namespace: agents-ns}
 spec:
   metrics: {instanceSelector: {matchLabels: {agent: main}}}
 )");
+  // (The caches fill independently: the agent may first be reconciled without its
+  // MetricsInstance, successfully and without a config.)
   ASSERT_TRUE(tst::wait_until(
-      [&] { return env.condition_status("agents-ns", "main", "Reconciled") == "True"; },
+      [&] {
+        return env.exists(Kind::secret, "agents-ns", "main-config") &&
+               env.condition_status("agents-ns", "main", "Reconciled") == "True";
+      },
       kDeadline));
   const auto good_config = env.get(Kind::secret, "agents-ns", "main-config");
   ASSERT_TRUE(good_config.has_value());
