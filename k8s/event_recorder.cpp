@@ -193,8 +193,8 @@ struct Metrics {
 };
 
 struct RecorderState {
-  RecorderState(asio::any_io_executor executor, ApiClient& c, EventRecorderOptions o)
-      : client(c), options(std::move(o)), strand(asio::make_strand(std::move(executor))) {}
+  RecorderState(const asio::any_io_executor& executor, ApiClient& c, EventRecorderOptions o)
+      : client(c), options(std::move(o)), strand(asio::make_strand(executor)) {}
   ApiClient& client;
   const EventRecorderOptions options;
   asio::strand<asio::any_io_executor> strand;
@@ -203,7 +203,10 @@ struct RecorderState {
   std::uint64_t dropped_reported = 0;  // strand
 };
 
-const GroupVersionKind kEvent{"", "v1", "Event"};
+const GroupVersionKind& event_kind() {
+  static const GroupVersionKind kind{"", "v1", "Event"};
+  return kind;
+}
 
 asio::awaitable<void> write_events(std::shared_ptr<RecorderState> s) {
   auto& metrics = Metrics::instance();
@@ -228,7 +231,7 @@ asio::awaitable<void> write_events(std::shared_ptr<RecorderState> s) {
       patch["message"] = w->message;
       const ObjectKey key{w->ns, w->name};
       const json::value body = std::move(patch);
-      auto r = co_await s->client.patch(kEvent, key, PatchType::merge, body, false);
+      auto r = co_await s->client.patch(event_kind(), key, PatchType::merge, body, false);
       ok = r.has_value();
       metrics.written.with({"patch"}).inc();
       if (!ok && r.error().not_found()) {
@@ -255,9 +258,9 @@ asio::awaitable<void> write_events(std::shared_ptr<RecorderState> s) {
 
 class AggregatingRecorder final : public EventRecorder {
  public:
-  AggregatingRecorder(asio::any_io_executor executor, ApiClient& client,
+  AggregatingRecorder(const asio::any_io_executor& executor, ApiClient& client,
                       EventRecorderOptions options)
-      : s_(std::make_shared<RecorderState>(std::move(executor), client, std::move(options))) {}
+      : s_(std::make_shared<RecorderState>(executor, client, std::move(options))) {}
 
   void record(const EventSubject& subject, EventType type, std::string reason,
               std::string message) override {

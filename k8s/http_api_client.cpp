@@ -36,10 +36,12 @@ constexpr auto kWatchIdleSlack = std::chrono::seconds(30);
 // expiring tokens faster than we can page is given up on after this many attempts.
 constexpr int kMaxListRestarts = 3;
 // How much of an error response body is read from a failed watch (a Status).
-constexpr std::size_t kMaxErrorBody = 64 * 1024;
+constexpr std::size_t kMaxErrorBody = std::size_t{64} * 1024;
 
 // client-go's latency buckets (seconds).
-const std::vector<double> kLatencyBuckets = {0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60};
+std::vector<double> latency_buckets() {
+  return {0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60};
+}
 
 json::value parse_json(std::string_view text, boost::system::error_code& ec) {
   json::parse_options opts;
@@ -61,10 +63,10 @@ struct Metrics {
                   {"code", "method", "host"}),
         r.histogram("rest_client_request_duration_seconds",
                     "Request latency in seconds, by verb and host.", {"verb", "host"},
-                    kLatencyBuckets),
+                    latency_buckets()),
         r.histogram("rest_client_rate_limiter_duration_seconds",
                     "Client-side rate limiter latency in seconds, by verb and host.",
-                    {"verb", "host"}, kLatencyBuckets),
+                    {"verb", "host"}, latency_buckets()),
         r.counter("rest_client_request_retries_total",
                   "Number of request retries, by status code, verb and host.",
                   {"code", "verb", "host"}),
@@ -150,9 +152,9 @@ class HttpWatchStream final : public WatchStream {
         if (values_.empty()) co_return end_error_;
       }
     }
-    json::value v = std::move(values_.front());
+    ApiResult<WatchEvent> event = to_event(std::move(values_.front()));
     values_.pop_front();
-    co_return to_event(std::move(v));
+    co_return event;
   }
 
   void close() override { stream_->close(); }

@@ -41,10 +41,10 @@ ReflectorConfig reflector_config(const InformerOptions& o) {
 // Everything the coroutine uses, shared with it so that destroying the Informer while
 // the coroutine is suspended is safe: the coroutine notices `stopped` and returns.
 struct State {
-  State(asio::any_io_executor executor, ApiClient& c, InformerOptions o)
+  State(const asio::any_io_executor& executor, ApiClient& c, InformerOptions o)
       : options(std::move(o)),
         client(c),
-        strand(asio::make_strand(std::move(executor))),
+        strand(asio::make_strand(executor)),
         timer(strand),
         reflector(reflector_config(options), store),
         kind(describe_kind(options)) {}
@@ -168,8 +168,9 @@ asio::awaitable<void> run(std::shared_ptr<State> s) {
 
 class ReflectorInformer final : public Informer {
  public:
-  ReflectorInformer(asio::any_io_executor executor, ApiClient& client, InformerOptions options)
-      : s_(std::make_shared<State>(std::move(executor), client, std::move(options))) {}
+  ReflectorInformer(const asio::any_io_executor& executor, ApiClient& client,
+                    InformerOptions options)
+      : s_(std::make_shared<State>(executor, client, std::move(options))) {}
 
   ~ReflectorInformer() override { stop(); }
 

@@ -39,12 +39,17 @@ constexpr std::string_view kServiceAccountNamespace = "namespace";
 // Largest exec plugin output accepted (an ExecCredential is a few kilobytes).
 constexpr std::size_t kMaxExecOutput = 1u << 20;
 
+// strerror is not thread-safe; this is.
+std::string errno_text(int e) {
+  return std::error_code(e, std::generic_category()).message();
+}
+
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read " + path + ": " + std::strerror(errno));
+  if (!in) return make_error("cannot read " + path + ": " + errno_text(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return make_error("cannot read " + path + ": " + std::strerror(errno));
+  if (in.bad()) return make_error("cannot read " + path + ": " + errno_text(errno));
   return ss.str();
 }
 
@@ -155,22 +160,27 @@ Result<std::string> run_command(const std::string& command, const std::vector<st
                                 const std::vector<std::string>& extra_env) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) {
-    return make_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+    return make_error("cannot create a pipe: " + errno_text(errno));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 
+  // The plugin inherits our environment (the process never modifies it after start-up)
+  // plus the configured variables.
   std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-  for (const auto& e : extra_env) env_strings.push_back(e);
+  for (char** e = environ; *e != nullptr; ++e)
+    env_strings.emplace_back(*e);  // NOLINT(concurrency-mt-unsafe)
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
   std::vector<std::string> argv_strings{command};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(argv_strings.size() + 1);
   for (auto& a : argv_strings) argv.push_back(a.data());
   argv.push_back(nullptr);
 
@@ -180,7 +190,7 @@ Result<std::string> run_command(const std::string& command, const std::vector<st
   ::close(out[1]);
   if (rc != 0) {
     ::close(out[0]);
-    return make_error("cannot run " + command + ": " + std::strerror(rc));
+    return make_error("cannot run " + command + ": " + errno_text(rc));
   }
 
   std::string output;
@@ -251,7 +261,12 @@ class ExecTokenSource final : public TokenSource {
     const std::string api_version =
         config_.api_version.empty() ? "client.authentication.k8s.io/v1" : config_.api_version;
     std::vector<std::string> env;
-    for (const auto& [k, v] : config_.env) env.push_back(k + "=" + v);
+    for (const auto& [k, v] : config_.env) {
+      std::string entry = k;
+      entry += '=';
+      entry += v;
+      env.push_back(std::move(entry));
+    }
     env.push_back("KUBERNETES_EXEC_INFO=" +
                   json::serialize(json::object{{"apiVersion", api_version},
                                                {"kind", "ExecCredential"},
@@ -663,7 +678,7 @@ Result<ClientConfig> in_cluster_config(const ConfigSelection& selection) {
 ConfigSelection selection_from_environment() {
   ConfigSelection s;
   auto env = [](const char* name) -> std::optional<std::string> {
-    const char* v = std::getenv(name);
+    const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read at start-up
     if (v == nullptr) return std::nullopt;
     return std::string(v);
   };

@@ -33,7 +33,10 @@ namespace asio = boost::asio;
 
 namespace {
 
-const GroupVersionKind kLease{"coordination.k8s.io", "v1", "Lease"};
+const GroupVersionKind& lease_kind() {
+  static const GroupVersionKind kind{"coordination.k8s.io", "v1", "Lease"};
+  return kind;
+}
 // A release writes a lease duration of one second, so a standby takes over at its next
 // retry instead of waiting for the full duration (client-go does the same).
 constexpr int kReleasedLeaseSeconds = 1;
@@ -145,10 +148,10 @@ struct Metrics {
 };
 
 struct State {
-  State(asio::any_io_executor executor, ApiClient& c, LeaderElectionConfig cfg)
+  State(const asio::any_io_executor& executor, ApiClient& c, LeaderElectionConfig cfg)
       : client(c),
         config(std::move(cfg)),
-        strand(asio::make_strand(std::move(executor))),
+        strand(asio::make_strand(executor)),
         timer(strand),
         rng(std::random_device{}()),
         gauge(Metrics::instance().master.with({config.lease_name})) {}
@@ -201,7 +204,7 @@ void report_leader(State& s, const std::string& holder) {
 asio::awaitable<bool> try_acquire_or_renew(std::shared_ptr<State> s) {
   const ObjectKey key{s->config.lease_namespace, s->config.lease_name};
   const auto lease_seconds = std::chrono::ceil<std::chrono::seconds>(s->config.lease_duration);
-  auto got = co_await s->client.get(kLease, key);
+  auto got = co_await s->client.get(lease_kind(), key);
   const auto now = std::chrono::steady_clock::now();
   const std::string now_text = micro_time(std::chrono::system_clock::now());
   if (s->stopped) co_return false;
@@ -341,7 +344,7 @@ asio::awaitable<void> stop_on_strand(std::shared_ptr<State> s) {
   if (!was_leader || !s->config.release_on_cancel) co_return;
   const ObjectKey key{s->config.lease_namespace, s->config.lease_name};
   for (int i = 0; i < kReleaseAttempts; ++i) {
-    auto got = co_await s->client.get(kLease, key);
+    auto got = co_await s->client.get(lease_kind(), key);
     if (!got) break;
     LeaseRecord record = lease_record_from(*got);
     if (record.holder != s->config.identity) break;  // no longer ours
@@ -362,8 +365,9 @@ asio::awaitable<void> stop_on_strand(std::shared_ptr<State> s) {
 
 class LeaseElector final : public LeaderElector {
  public:
-  LeaseElector(asio::any_io_executor executor, ApiClient& client, LeaderElectionConfig config)
-      : s_(std::make_shared<State>(std::move(executor), client, std::move(config))) {}
+  LeaseElector(const asio::any_io_executor& executor, ApiClient& client,
+               LeaderElectionConfig config)
+      : s_(std::make_shared<State>(executor, client, std::move(config))) {}
 
   ~LeaseElector() override {
     s_->stopped = true;

@@ -118,7 +118,7 @@ class KeyTable {
   }
 
   std::string_view store(std::string_view key) {
-    constexpr std::size_t kChunk = 64 * 1024;
+    constexpr std::size_t kChunk = std::size_t{64} * 1024;
     if (chunk_used_ + key.size() > chunk_size_) {
       chunks_.push_back(std::make_unique<char[]>(kChunk));
       chunk_used_ = 0;
