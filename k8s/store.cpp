@@ -77,21 +77,28 @@ std::size_t Store::size() const {
   return objects_.size();
 }
 
-void Store::index_add(Indexes& indexes, const ObjectPtr& obj) {
-  for (auto& [name, index] : indexes) {
-    for (auto& v : index.fn(*obj)) index.entries[std::move(v)].insert(obj);
+Store::IndexValues Store::index_values(Indexes& indexes, const Object& obj) {
+  IndexValues out;
+  out.reserve(indexes.size());
+  for (auto& [name, index] : indexes) out.emplace_back(&index, index.fn(obj));
+  return out;
+}
+
+void Store::index_add(const IndexValues& values, const ObjectPtr& obj) {
+  for (const auto& [index, vals] : values) {
+    for (const auto& v : vals) index->entries[v].insert(obj);
   }
 }
 
-void Store::index_remove(Indexes& indexes, const ObjectPtr& obj) {
-  for (auto& [name, index] : indexes) {
-    for (const auto& v : index.fn(*obj)) {
-      const auto entry = index.entries.find(v);
-      if (entry == index.entries.end()) continue;
+void Store::index_remove(const IndexValues& values, const ObjectPtr& obj) {
+  for (const auto& [index, vals] : values) {
+    for (const auto& v : vals) {
+      const auto entry = index->entries.find(v);
+      if (entry == index->entries.end()) continue;
       const auto it = entry->second.find(obj);
       // Only the very object: a newer object under the same key may be indexed already.
       if (it != entry->second.end() && *it == obj) entry->second.erase(it);
-      if (entry->second.empty()) index.entries.erase(entry);
+      if (entry->second.empty()) index->entries.erase(entry);
     }
   }
 }
@@ -103,22 +110,25 @@ std::optional<StoreChange> Store::upsert(ObjectPtr obj) {
   // work under the lock is a handful of tree operations.
   const auto it = objects_.find(obj);
   if (it == objects_.end()) {
+    const IndexValues values = index_values(indexes_, *obj);
     const std::unique_lock lock(mutex_);
     objects_.insert(obj);
-    index_add(indexes_, obj);
+    index_add(values, obj);
     return StoreChange{StoreChange::Type::added, nullptr, std::move(obj)};
   }
   ObjectPtr old = *it;
   if (!obj->resource_version().empty() && old->resource_version() == obj->resource_version()) {
     return std::nullopt;
   }
+  const IndexValues old_values = index_values(indexes_, *old);
+  const IndexValues new_values = index_values(indexes_, *obj);
   {
     const std::unique_lock lock(mutex_);
-    index_remove(indexes_, old);
+    index_remove(old_values, old);
     auto node = objects_.extract(it);
     node.value() = obj;
     objects_.insert(std::move(node));
-    index_add(indexes_, obj);
+    index_add(new_values, obj);
   }
   return StoreChange{StoreChange::Type::updated, std::move(old), std::move(obj)};
 }
@@ -128,9 +138,10 @@ std::optional<StoreChange> Store::remove(const ObjectKey& key) {
   const auto it = objects_.find(key);
   if (it == objects_.end()) return std::nullopt;
   ObjectPtr old = *it;
+  const IndexValues values = index_values(indexes_, *old);
   {
     const std::unique_lock lock(mutex_);
-    index_remove(indexes_, old);
+    index_remove(values, old);
     objects_.erase(it);
   }
   return StoreChange{StoreChange::Type::deleted, std::move(old), nullptr};
@@ -166,7 +177,7 @@ std::vector<StoreChange> Store::replace(std::vector<ObjectPtr> objects) {
   }
   Indexes indexes;
   for (const auto& [name, index] : indexes_) indexes.emplace(name, Index{index.fn, {}});
-  for (const auto& obj : next) index_add(indexes, obj);
+  for (const auto& obj : next) index_add(index_values(indexes, *obj), obj);
 
   {
     const std::unique_lock lock(mutex_);

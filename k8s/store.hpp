@@ -81,8 +81,12 @@ class Store {
   };
   using Indexes = std::map<std::string, Index, std::less<>>;
 
-  static void index_add(Indexes& indexes, const ObjectPtr& obj);
-  static void index_remove(Indexes& indexes, const ObjectPtr& obj);
+  // An object's values in every index, computed before taking the exclusive lock so
+  // that index functions (which may materialize JSON) never run while readers wait.
+  using IndexValues = std::vector<std::pair<Index*, std::vector<std::string>>>;
+  static IndexValues index_values(Indexes& indexes, const Object& obj);
+  static void index_add(const IndexValues& values, const ObjectPtr& obj);
+  static void index_remove(const IndexValues& values, const ObjectPtr& obj);
 
   // Serialises writers (upsert/remove/replace/add_index). A writer holding it may read
   // objects_ and indexes_ without mutex_, since only writers modify them.
