@@ -653,6 +653,16 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     report(considered, read.problems);
   }
 
+  // Every annotated Application without a target, e.g. when reconciling starts: their
+  // events may have come while this replica could not write Events.
+  void report_all_untargeted() {
+    for (k8s::Informer* i : application_informers()) {
+      for (const auto& app : i->store().list()) {
+        if (annotated(*app) && !application_target(*app)) report_untargeted(app);
+      }
+    }
+  }
+
   void forget_source(const SourceRef& ref) {
     const std::lock_guard lock(problems_mutex);
     reported.erase(ref.str());
@@ -995,6 +1005,7 @@ void TelegrafController::start_reconciling() {
   }
   s.reconciling.store(true);
   c->start();
+  s.report_all_untargeted();
   // The first start needs no resync: the runner has existed since construction and its
   // queue holds every key the caches' events named. After a pause, keys the old runner
   // held were dropped with it.

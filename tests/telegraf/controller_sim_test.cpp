@@ -324,7 +324,7 @@ metadata:
   EXPECT_EQ(h.module->stats().managed_namespaces, 0u);
 }
 
-TEST(TelegrafSimTest, AnApplicationWithoutDestinationIsReportedOnce) {
+TEST(TelegrafSimTest, ApplicationsWithoutDestinationAreReportedBeforeAndAfterTheStart) {
   HarnessOptions ho;
   ho.sim_args = {"--preload", write_preload("nodest", R"(apiVersion: v1
 kind: Namespace
@@ -334,15 +334,24 @@ metadata:
   ho.settings.application_discovery_period = 100ms;
   Harness h(std::move(ho));
   h.send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", application_crd(), 201);
-  h.start();
+  h.send("POST", applications_path(), application("early", "", "- web: \"http://web/metrics\"\n"),
+         201);
+  // Caches (Applications included) filled before reconciling starts: the Application's
+  // event came while no Event could be written, so the start reports it.
+  h.factory->start();
   ASSERT_TRUE(tst::wait_until(
       [&] { return h.module->watching_applications() && h.module->not_ready_reason().empty(); }));
-  h.send("POST", applications_path(), application("lost", "", "- web: \"http://web/metrics\"\n"),
+  h.module->start_reconciling();
+  ASSERT_TRUE(tst::wait_until(
+      [&] { return !h.server_events("Application", "early", "MissingDestination").empty(); }));
+
+  // And one created while running, from its event.
+  h.send("POST", applications_path(), application("late", "", "- web: \"http://web/metrics\"\n"),
          201);
   ASSERT_TRUE(tst::wait_until(
-      [&] { return !h.server_events("Application", "lost", "MissingDestination").empty(); }));
+      [&] { return !h.server_events("Application", "late", "MissingDestination").empty(); }));
   ASSERT_TRUE(h.settle());
-  EXPECT_EQ(h.module->stats().invalid_sources, 1u);
+  EXPECT_EQ(h.module->stats().invalid_sources, 2u);
   EXPECT_EQ(h.controller_writes(), 0u);
 }
 
