@@ -132,7 +132,8 @@ asio::awaitable<void> Process::shutdown(int status) {
   exit_status.store(status);
   const auto deadline = std::chrono::duration_cast<net::Duration>(options.shutdown_timeout);
   for (auto& m : modules) {
-    if (!co_await m->stop(deadline)) {
+    const bool finished = co_await m->stop(deadline);  // named: see the README's GCC 12 note
+    if (!finished) {
       log::warn("in-flight reconciles did not finish before --shutdown-timeout",
                 {{"controller", m->name()}});
     }

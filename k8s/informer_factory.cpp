@@ -2,6 +2,13 @@
 
 #include <algorithm>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "net/log.hpp"
+
 namespace aop::k8s {
 
 KindCache::KindCache(CacheSpec spec, std::vector<std::unique_ptr<Informer>> informers)
@@ -105,18 +112,64 @@ KindCache& InformerFactory::cache(const CacheSpec& spec) {
   auto cache = std::make_unique<KindCache>(spec, std::move(informers));
   KindCache& ref = *cache;
   caches_.emplace(spec, std::move(cache));
+  if (!client_.registry().find(spec.gvk) && unserved_.emplace(spec.gvk, true).second) {
+    net::log::error(
+        "kind not served by the API server; is its CRD installed? (the project's "
+        "CRDs are in deploy/crds/) Waiting for it to appear",
+        {{"kind", spec.gvk.api_version() + " " + spec.gvk.kind}});
+    if (started_) start_discovery_poll();
+  }
   if (started_) ref.start();
   return ref;
+}
+
+void InformerFactory::start_discovery_poll() {
+  if (polling_) return;
+  polling_ = true;
+  boost::asio::co_spawn(executor_, poll_discovery(stopped_), boost::asio::detached);
+}
+
+// Runs while some kind is unserved; owns nothing but a timer. `stopped` outlives the
+// factory so a poll still sleeping after stop() never touches a destroyed object.
+boost::asio::awaitable<void> InformerFactory::poll_discovery(
+    std::shared_ptr<std::atomic<bool>> stopped) {
+  boost::asio::steady_timer timer(executor_);
+  for (;;) {
+    timer.expires_after(discovery_period_);
+    boost::system::error_code ec;
+    co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    if (stopped->load()) co_return;
+    if (auto r = co_await client_.discover(); !r) continue;
+    if (stopped->load()) co_return;
+    const std::lock_guard lock(mutex_);
+    bool any = false;
+    for (auto& [gvk, waiting] : unserved_) {
+      if (waiting && client_.registry().find(gvk)) {
+        waiting = false;
+        net::log::info("kind is now served; its cache starts filling",
+                       {{"kind", gvk.api_version() + " " + gvk.kind}});
+      }
+      any = any || waiting;
+    }
+    if (!any) {
+      polling_ = false;
+      co_return;
+    }
+  }
 }
 
 void InformerFactory::start() {
   const std::lock_guard lock(mutex_);
   started_ = true;
   for (auto& [spec, cache] : caches_) cache->start();
+  if (std::any_of(unserved_.begin(), unserved_.end(), [](const auto& kv) { return kv.second; })) {
+    start_discovery_poll();
+  }
 }
 
 void InformerFactory::stop() {
   const std::lock_guard lock(mutex_);
+  stopped_->store(true);
   for (auto& [spec, cache] : caches_) cache->stop();
 }
 
@@ -130,7 +183,11 @@ std::vector<std::string> InformerFactory::unsynced() const {
   const std::lock_guard lock(mutex_);
   std::vector<std::string> out;
   for (const auto& [spec, cache] : caches_) {
-    if (!cache->has_synced()) out.push_back(spec.gvk.kind);
+    if (cache->has_synced()) continue;
+    const auto it = unserved_.find(spec.gvk);
+    out.push_back(it != unserved_.end() && it->second
+                      ? spec.gvk.kind + " (not served: is its CRD installed?)"
+                      : spec.gvk.kind);
   }
   return out;
 }

@@ -5,8 +5,13 @@
 // one informer per namespace (least privilege: a Role per namespace suffices); without
 // it, one cluster-wide informer. A KindCache hides that: it lists, gets and notifies
 // across all of them. Cluster-scoped kinds are always one cluster-wide informer.
+//
+// A kind the API server does not serve (its CRD is not installed) is reported once with
+// what to do, shows in unsynced() for /readyz, and discovery is polled until it appears:
+// the informer's next retry then finds the resource, without a restart.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,6 +21,9 @@
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "net/clock.hpp"
 
 #include "k8s/informer.hpp"
 
@@ -77,8 +85,10 @@ class InformerFactory {
   void start();
   void stop();
   bool all_synced() const;
-  // Kinds not yet synced, for /readyz.
+  // Kinds not yet synced, for /readyz ("ServiceMonitor (not served: is its CRD installed?)").
   std::vector<std::string> unsynced() const;
+  // How often discovery is polled while some kind is not served.
+  void set_discovery_period(net::Duration period) { discovery_period_ = period; }
   const std::vector<std::string>& namespaces() const { return namespaces_; }
 
  private:
@@ -88,6 +98,13 @@ class InformerFactory {
   mutable std::mutex mutex_;  // owns caches_ and started_
   std::map<CacheSpec, std::unique_ptr<KindCache>> caches_;
   bool started_ = false;
+  bool polling_ = false;
+  std::map<GroupVersionKind, bool> unserved_;  // kind -> still unserved (owned by mutex_)
+  net::Duration discovery_period_ = std::chrono::seconds(30);
+  std::shared_ptr<std::atomic<bool>> stopped_ = std::make_shared<std::atomic<bool>>(false);
+
+  void start_discovery_poll();  // mutex_ held
+  boost::asio::awaitable<void> poll_discovery(std::shared_ptr<std::atomic<bool>> stopped);
 };
 
 }  // namespace aop::k8s

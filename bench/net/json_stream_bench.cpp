@@ -91,7 +91,7 @@ void BM_WatchOverLoopbackHttp(benchmark::State& state) {
   router.add(
       aop::net::Method::get, "/watch",
       [&](const aop::net::ServerRequest&, aop::net::ResponseWriter& w) -> asio::awaitable<void> {
-        co_await w.start_stream(200, {});
+        co_await w.start_stream(200, aop::net::Headers{});
         std::string_view rest = bytes;
         while (!rest.empty()) {
           const std::size_t n =

@@ -235,7 +235,9 @@ class SessionImpl final : public Session,
         co_return;
       }
       shared_->requests.fetch_add(1, std::memory_order_relaxed);
-      if (!co_await handle(parser.release())) co_return;
+      // Stored before testing: GCC 12 miscompiles `if (!co_await f())` (README).
+      const bool keep = co_await handle(parser.release());
+      if (!keep) co_return;
     }
   }
 

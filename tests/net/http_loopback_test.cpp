@@ -318,7 +318,7 @@ TEST_F(Loopback, StreamIdleTimeout) {
   Router router;
   router.add(Method::get, "/watch",
              [&](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
-               co_await w.start_stream(200, {});
+               co_await w.start_stream(200, net::Headers{});
                co_await never.pass(w);
              });
   start(std::move(router));
@@ -341,7 +341,7 @@ TEST_F(Loopback, ClosingAStreamFromAnotherCoroutineAbortsThePendingRead) {
   Router router;
   router.add(Method::get, "/watch",
              [&](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
-               co_await w.start_stream(200, {});
+               co_await w.start_stream(200, net::Headers{});
                co_await w.write_chunk("hello");
                if (co_await never.pass(w) == WakeReason::client_gone) server_saw_disconnect = true;
              });
@@ -385,7 +385,7 @@ TEST_F(Loopback, ResponseOverTheBodyLimitIsAnError) {
              });
   router.add(Method::get, "/big-chunked",
              [](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
-               co_await w.start_stream(200, {});
+               co_await w.start_stream(200, net::Headers{});
                for (int i = 0; i < 10; ++i) co_await w.write_chunk(std::string(500, 'y'));
                co_await w.end_stream();
              });
@@ -544,7 +544,7 @@ TEST_F(Loopback, GracefulStopLetsInFlightRequestsFinishAndEndsStreams) {
       });
   router.add(Method::get, "/watch",
              [&](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
-               co_await w.start_stream(200, {});
+               co_await w.start_stream(200, net::Headers{});
                co_await w.write_chunk("event\n");
                while (co_await w.wait(seconds(30)) != WakeReason::stopping) {
                }
@@ -594,7 +594,7 @@ TEST_F(Loopback, StopClosesWhatIgnoresTheGracePeriod) {
   Router router;
   router.add(Method::get, "/stubborn",
              [&](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
-               co_await w.start_stream(200, {});
+               co_await w.start_stream(200, net::Headers{});
                handler_entered = true;
                // Ignores `stopping`; only the forced close (client_gone) ends it.
                while (co_await w.wait(seconds(30)) != WakeReason::client_gone) {

@@ -253,7 +253,7 @@ TEST_F(Tls, StreamingOverTls) {
   Router router;
   router.add(Method::get, "/watch",
              [](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
-               co_await w.start_stream(200, {});
+               co_await w.start_stream(200, net::Headers{});
                for (int i = 0; i < 50; ++i)
                  co_await w.write_chunk("{\"n\":" + std::to_string(i) + "}\n");
                co_await w.end_stream();
