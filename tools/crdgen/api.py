@@ -309,9 +309,27 @@ Condition = Object({
 
 # Written by the operator only. Members beyond the conditions are kept as written so
 # that a newer operator's status survives an older CRD.
+StatusProblem = Object({
+    "kind": String("Kind of the member with the problem."),
+    "namespace": String("Namespace of the member."),
+    "name": String("Name of the member."),
+    "field": String("JSON path of the offending field inside the member, when known."),
+    "message": String("What is wrong and what to do (never secret values)."),
+    "severity": String(enum=["Error", "Warning"]),
+}, required=["kind", "name", "message", "severity"])
+
 GrafanaAgentStatus = Object({
     "observedGeneration": Int64("metadata.generation last reconciled."),
     "conditions": List(Condition, "Reconciled and Ready conditions.", list_type="map", map_keys=["type"]),
+    "metricsInstances": Int64("MetricsInstances in the hierarchy."),
+    "serviceMonitors": Int64("ServiceMonitors, summed over MetricsInstances."),
+    "podMonitors": Int64("PodMonitors, summed over MetricsInstances."),
+    "probes": Int64("Probes, summed over MetricsInstances."),
+    "logsInstances": Int64("LogsInstances in the hierarchy."),
+    "podLogs": Int64("PodLogs, summed over LogsInstances."),
+    "integrations": Int64("Integrations in the hierarchy."),
+    "problems": List(StatusProblem, "Up to 50 problems with members of the hierarchy; the "
+                     "rest of the hierarchy still deploys."),
 }, doc="Observed state, written by the operator.", preserve=True)
 
 MetricsInstanceSpec = Object({
