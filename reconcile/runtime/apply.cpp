@@ -655,7 +655,8 @@ struct ApplyEngine::Impl {
   }
 
   boost::asio::awaitable<void> prune(const PruneScope& scope, const std::set<std::string>& keep,
-                                     const std::string& root, ApplyReport& report) {
+                                     const std::string& root, ApplyReport& report,
+                                     std::vector<std::pair<GroupKind, k8s::ObjectKey>>& deleted) {
     if (options.managed_by_value.empty()) {
       report.errors.push_back("pruning needs ApplyOptions::managed_by_value (a controller bug)");
       co_return;
@@ -696,6 +697,7 @@ struct ApplyEngine::Impl {
         forget(rkey);
         if (r) {
           ++report.deleted;
+          deleted.emplace_back(gk, key);
           count(gk, "delete");
           net::log::info(
               "deleted (no longer desired)",
@@ -722,9 +724,36 @@ struct ApplyEngine::Impl {
     return sha256_hex(canonical_json(copy));
   }
 
+  struct Expectation {
+    struct Present {
+      GroupKind kind;
+      k8s::ObjectKey key;
+      std::string hash;
+    };
+    std::vector<Present> present;
+    std::vector<std::pair<GroupKind, k8s::ObjectKey>> absent;
+    std::chrono::steady_clock::time_point deadline;
+  };
+
+  bool expectation_met(const Expectation& e) const {
+    if (std::chrono::steady_clock::now() >= e.deadline) return true;
+    for (const auto& p : e.present) {
+      const auto live = cache.get(p.kind, p.key);
+      if (!live ||
+          live->annotation(options.hash_annotation) != std::optional<std::string_view>(p.hash)) {
+        return false;
+      }
+    }
+    return std::none_of(e.absent.begin(), e.absent.end(),
+                        [&](const auto& a) { return cache.get(a.first, a.second) != nullptr; });
+  }
+
   k8s::ApiClient& client;
   const ObjectCache& cache;
   const ApplyOptions options;
+
+  std::mutex expectations_mutex;                              // owns expectations
+  std::unordered_map<std::string, Expectation> expectations;  // by root
 
   mutable std::mutex records_mutex;  // owns records
   std::unordered_map<std::string, Record> records;
@@ -771,10 +800,44 @@ boost::asio::awaitable<ApplyReport> ApplyEngine::apply(ApplyRequest request) {
       if (impl_->options.stop_on_error) break;
     }
   }
+  std::vector<std::pair<GroupKind, k8s::ObjectKey>> deleted;
   if (!failed && request.prune) {
-    co_await impl_->prune(*request.prune, keep, request.root, report);
+    co_await impl_->prune(*request.prune, keep, request.root, report, deleted);
   }
+
+  // What the owned caches must show before the next decision about this root.
+  const std::lock_guard lock(impl_->expectations_mutex);
+  if (report.writes() == 0) {
+    if (report.ok()) impl_->expectations.erase(request.root);  // caches agree already
+    co_return report;
+  }
+  Impl::Expectation e;
+  e.deadline = std::chrono::steady_clock::now() + impl_->options.expectation_timeout;
+  if (!failed) {
+    for (const auto& desired : request.desired) {
+      const auto gvk = gvk_of(desired);
+      const json::object* md = nullptr;
+      if (const auto* v = desired.if_contains("metadata")) md = v->if_object();
+      if (!gvk || !md || !impl_->cache.has(GroupKind::of(*gvk))) continue;
+      e.present.push_back({GroupKind::of(*gvk),
+                           {string_at(*md, "namespace"), string_at(*md, "name")},
+                           impl_->hash_of(desired)});
+    }
+  }
+  for (auto& d : deleted) {
+    if (impl_->cache.has(d.first)) e.absent.push_back(std::move(d));
+  }
+  impl_->expectations.insert_or_assign(request.root, std::move(e));
   co_return report;
+}
+
+bool ApplyEngine::caches_caught_up(const std::string& root) {
+  const std::lock_guard lock(impl_->expectations_mutex);
+  const auto it = impl_->expectations.find(root);
+  if (it == impl_->expectations.end()) return true;
+  if (!impl_->expectation_met(it->second)) return false;
+  impl_->expectations.erase(it);
+  return true;
 }
 
 boost::asio::awaitable<k8s::ApiResult<void>> ApplyEngine::remove(const k8s::GroupVersionKind& gvk,

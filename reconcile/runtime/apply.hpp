@@ -91,6 +91,9 @@ struct ApplyOptions {
   net::Duration recreate_poll = std::chrono::milliseconds(200);
 
   int conflict_retries = 3;
+  // How long caches_caught_up() waits for the owned caches to show a root's writes before
+  // it gives up waiting (an object deleted by someone meanwhile never shows up).
+  net::Duration expectation_timeout = std::chrono::seconds(10);
   // Stop at the first failing object (spec §3.1: later steps are skipped); pruning is
   // skipped whenever an object failed.
   bool stop_on_error = true;
@@ -151,6 +154,15 @@ class ApplyEngine {
 
   // Applies one root's desired state. Safe to call concurrently for different roots.
   boost::asio::awaitable<ApplyReport> apply(ApplyRequest request);
+
+  // Expectations (client-go's name for it): after an apply that wrote, the owned caches
+  // lag behind the server for a moment, and a reconcile deciding on them would repeat
+  // the writes (a create answered AlreadyExists, a delete answered NotFound). This is
+  // true once the caches show every object the last writing apply of `root` applied
+  // (with its content hash) and none it deleted, or once expectation_timeout passed.
+  // Controllers whose own writes trigger reconciles call it first and requeue shortly
+  // (e.g. 20 ms) while it is false. Kinds without a cache are not waited for.
+  bool caches_caught_up(const std::string& root);
 
   // Deletes one object (if present and managed); NotFound is success.
   boost::asio::awaitable<k8s::ApiResult<void>> remove(const k8s::GroupVersionKind& gvk,

@@ -510,6 +510,30 @@ TEST_F(ApplyTest, AKindWithoutACacheIsReadFromTheServer) {
   EXPECT_EQ(api.count("get"), gets + 1);
 }
 
+TEST_F(ApplyTest, CachesCaughtUpWaitsUntilTheCachesShowTheLastWrites) {
+  ApplyEngine engine(api, cache, options);
+  EXPECT_TRUE(engine.caches_caught_up("ns/root"));  // nothing written yet
+  apply(engine, {deployment("agent"), secret("old")});
+  EXPECT_FALSE(engine.caches_caught_up("ns/root"));  // the informers have not seen them
+  sync();
+  EXPECT_TRUE(engine.caches_caught_up("ns/root"));
+  // A prune: caught up once the cache no longer shows the deleted object.
+  apply(engine, {deployment("agent")});
+  EXPECT_FALSE(engine.caches_caught_up("ns/root"));
+  sync();
+  EXPECT_TRUE(engine.caches_caught_up("ns/root"));
+  // An apply that wrote nothing clears what it expected.
+  EXPECT_EQ(apply(engine, {deployment("agent")}).writes(), 0);
+  EXPECT_TRUE(engine.caches_caught_up("ns/root"));
+}
+
+TEST_F(ApplyTest, CachesCaughtUpGivesUpAfterTheTimeout) {
+  options.expectation_timeout = net::Duration::zero();
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {deployment("agent")});
+  EXPECT_TRUE(engine.caches_caught_up("ns/root"));  // never shown, but overdue
+}
+
 TEST(JsonSubset, DesiredFieldsMustBePresentAndEqual) {
   const auto v = [](std::string_view s) { return json::parse(s); };
   EXPECT_TRUE(json_subset(v(R"({"a":1})"), v(R"({"a":1,"b":2})")));
