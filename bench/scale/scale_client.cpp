@@ -1,6 +1,6 @@
 // scale_client: the operator-side programs of the scale benchmark (bench/scale/run.sh).
 //
-//   scale_client sync --kubeconfig K [--metadata-secrets] [--threads N]
+//   scale_client sync --kubeconfig K [--metadata-secrets] [--threads N] [--page-size N]
 //       The operator's k8s/ layer on its own: informers (list+watch into the compact
 //       cache) for ServiceMonitors, PodMonitors, Probes and Secrets, full objects or
 //       metadata-only Secrets. Prints "synced <objects>" once every cache has synced,
@@ -190,6 +190,7 @@ int run_sync(const Args& args) {
           k8s::InformerOptions o;
           o.gvk = gvk;
           if (gvk == secret_kind()) o.transform.metadata_only = metadata_secrets;
+          o.page_size = static_cast<std::size_t>(args.num("page-size", 500));
           auto inf = k8s::make_informer(io.get_executor(), *client, std::move(o));
           k8s::EventHandler h;
           h.on_add = [&](const k8s::ObjectPtr&) {
@@ -347,7 +348,7 @@ struct Marker {
 
 int run_churn(const Args& args) {
   const auto config = load_config(args.need("kubeconfig"));
-  const double rate = args.num("rate", 2000);
+  const double rate = args.num("rate", 2000);  // 0: markers only
   const double seconds = args.num("seconds", 60);
   const double marker_rate = args.num("marker-rate", 10);
   const double drain = args.num("drain", 10);
@@ -375,7 +376,6 @@ int run_churn(const Args& args) {
   std::string first_error;
   std::mutex marker_mutex;  // owns markers (one io thread; kept for clarity)
   std::vector<Marker> markers;
-  bool churn_done = false;
   Clock::time_point t0, t_end;
   long long seen_marker = -1;
 
@@ -446,7 +446,10 @@ int run_churn(const Args& args) {
         t0 = Clock::now();
         std::printf("started\n");  // the driver times the churn from here
         std::fflush(stdout);
-        std::atomic<std::size_t> running{kWorkers};
+        // The patch workers and the marker loop; the churn ends when all have finished.
+        std::atomic<std::size_t> running{kWorkers + (marker ? 1 : 0)};
+        const auto t_stop = t0 + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(seconds));
         asio::steady_timer all_done(ex, Clock::time_point::max());
         for (std::size_t w = 0; w < kWorkers; ++w) {
           asio::co_spawn(
@@ -485,7 +488,7 @@ int run_churn(const Args& args) {
                 const auto period = std::chrono::duration_cast<Clock::duration>(
                     std::chrono::duration<double>(1.0 / marker_rate));
                 auto due = t0;
-                while (!churn_done) {
+                while (Clock::now() < t_stop) {
                   std::size_t seq = 0;
                   {
                     const std::lock_guard lock(marker_mutex);
@@ -502,13 +505,13 @@ int run_churn(const Args& args) {
                   timer.expires_at(std::max(due, Clock::now()));
                   co_await timer.async_wait(asio::use_awaitable);
                 }
+                if (--running == 0) all_done.cancel();
               },
               asio::detached);
         }
         boost::system::error_code ec;
         co_await all_done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
         t_end = Clock::now();
-        churn_done = true;
         // Let the last markers through the operator before giving up on them.
         if (marker) {
           asio::steady_timer timer(ex);
