@@ -205,6 +205,10 @@ asio::awaitable<Result<void>> connect(Process& p) {
     for (const auto& k : waiting) why += " " + k;
     return why;
   });
+  for (const auto& m : p.modules) {
+    runtime::ControllerModule* module = m.get();
+    p.health->add_readiness_check(module->name(), [module] { return module->not_ready_reason(); });
+  }
   p.informers->start();
 
   if (p.options.leader_elect) {

@@ -2,9 +2,10 @@
 // `rubin-telegraf`, Secret `rubin-telegraf-token`, Deployment `rubin-telegraf`, as
 // boost::json objects with apiVersion, kind and metadata, ready for the apply engine.
 //
-// The pod template carries a SHA-256 of the generated configuration and nothing else
-// that varies, so the Deployment rolls exactly when the configuration changes: a new
-// source that adds nothing, or a changed token, rewrites metadata only.
+// The pod template carries a SHA-256 of the generated configuration, so the Deployment
+// rolls when the configuration changes; a new source that adds nothing rewrites
+// metadata only. (The live controller adds a hash of the token, so a rotated token
+// rolls the pods too: see controller.hpp.)
 #pragma once
 
 #include <optional>
