@@ -149,6 +149,22 @@ std::string escape_label_value(std::string_view v) {
 
 namespace {
 
+// HELP text escapes only backslash and newline (text format 0.0.4).
+std::string escape_help(std::string_view help) {
+  std::string out;
+  out.reserve(help.size());
+  for (const char c : help) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string format_value(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
@@ -198,7 +214,7 @@ std::string Registry::expose() const {
   const std::lock_guard lock(mutex_);
   std::string out;
   for (const auto& [name, e] : entries_) {
-    out += "# HELP " + name + " " + e.help + "\n";
+    out += "# HELP " + name + " " + escape_help(e.help) + "\n";
     switch (e.type) {
       case Type::counter:
         out += "# TYPE " + name + " counter\n";

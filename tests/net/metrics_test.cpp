@@ -116,3 +116,12 @@ TEST(Metrics, ExponentialBuckets) {
 
 }  // namespace
 }  // namespace aop::net::metrics
+
+TEST(MetricsExposition, HelpTextEscapesBackslashAndNewline) {
+  aop::net::metrics::Registry r;
+  r.counter("odd_help_total", "first line\nsecond \\ line").with({}).inc();
+  const std::string text = r.expose();
+  EXPECT_NE(text.find("# HELP odd_help_total first line\\nsecond \\\\ line\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nodd_help_total 1\n"), std::string::npos) << text;
+}
