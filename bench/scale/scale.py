@@ -411,7 +411,8 @@ def measure_sync(ctx, peer):
 def run_churn(ctx, extra=(), rate=None, seconds=None):
     """Runs the load generator; returns its JSON summary and its start time."""
     argv = [ARGS.scale_client, "churn", "--kubeconfig", ctx.sim.kubeconfig,
-            "--rate", str(rate or ARGS.rate), "--seconds", str(seconds or ARGS.churn_seconds),
+            "--rate", str(ARGS.rate if rate is None else rate),
+            "--seconds", str(ARGS.churn_seconds if seconds is None else seconds),
             "--exclude", "%s/%s" % (ctx.marker["namespace"], ctx.marker["name"])] + list(extra)
     sim_cpu0 = ctx.sim.proc.cpu()
     t0 = time.monotonic()
