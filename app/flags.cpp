@@ -1,5 +1,7 @@
 #include "app/flags.hpp"
 
+#include "k8s/duration.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -10,94 +12,6 @@
 namespace aop::app {
 
 using namespace std::chrono;
-
-Result<nanoseconds> parse_duration(std::string_view text) {
-  const std::string original(text);
-  if (text.empty()) return make_error("invalid duration \"\": expected e.g. 30s, 5m, 1h30m");
-  if (text == "0") return nanoseconds{0};
-  if (text.front() == '-') return make_error("invalid duration \"" + original + "\": negative");
-  if (text.front() == '+') text.remove_prefix(1);
-  long double total = 0;
-  while (!text.empty()) {
-    std::size_t i = 0;
-    while (i < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) {
-      ++i;
-    }
-    if (i == 0) return make_error("invalid duration \"" + original + "\": expected a number");
-    long double number = 0;
-    {
-      const std::string digits(text.substr(0, i));
-      char* end = nullptr;
-      number = std::strtold(digits.c_str(), &end);
-      if (end != digits.c_str() + digits.size()) {
-        return make_error("invalid duration \"" + original + "\": bad number " + digits);
-      }
-    }
-    text.remove_prefix(i);
-    std::size_t j = 0;
-    while (j < text.size() && std::isalpha(static_cast<unsigned char>(text[j])) != 0) ++j;
-    const std::string_view unit = text.substr(0, j);
-    text.remove_prefix(j);
-    long double scale = 0;
-    if (unit == "ns") {
-      scale = 1;
-    } else if (unit == "us" || unit == "µs") {
-      scale = 1e3L;
-    } else if (unit == "ms") {
-      scale = 1e6L;
-    } else if (unit == "s") {
-      scale = 1e9L;
-    } else if (unit == "m") {
-      scale = 60e9L;
-    } else if (unit == "h") {
-      scale = 3600e9L;
-    } else if (unit.empty()) {
-      return make_error("invalid duration \"" + original +
-                        "\": missing unit (ns, us, ms, s, m, h)");
-    } else {
-      return make_error("invalid duration \"" + original + "\": unknown unit \"" +
-                        std::string(unit) + "\"");
-    }
-    total += number * scale;
-  }
-  if (total > static_cast<long double>(nanoseconds::max().count())) {
-    return make_error("invalid duration \"" + original + "\": too large");
-  }
-  return nanoseconds(static_cast<nanoseconds::rep>(std::llround(static_cast<double>(total))));
-}
-
-std::string format_duration(nanoseconds d) {
-  if (d.count() == 0) return "0s";
-  std::string out;
-  auto n = d.count();
-  if (n < 0) {
-    out += '-';
-    n = -n;
-  }
-  const auto fraction = [](std::int64_t value, std::int64_t unit) {
-    std::string s = std::to_string(value / unit);
-    std::int64_t rem = value % unit;
-    if (rem != 0) {
-      std::string digits = std::to_string(rem);
-      digits.insert(0, std::to_string(unit).size() - 1 - digits.size(), '0');
-      while (!digits.empty() && digits.back() == '0') digits.pop_back();
-      s += "." + digits;
-    }
-    return s;
-  };
-  if (n < 1000) return out + std::to_string(n) + "ns";
-  if (n < 1000000) return out + fraction(n, 1000) + "µs";
-  if (n < 1000000000) return out + fraction(n, 1000000) + "ms";
-  const std::int64_t hours = n / 3600000000000LL;
-  n %= 3600000000000LL;
-  const std::int64_t minutes = n / 60000000000LL;
-  n %= 60000000000LL;
-  if (hours > 0) out += std::to_string(hours) + "h";
-  if (hours > 0 || minutes > 0) out += std::to_string(minutes) + "m";
-  out += fraction(n, 1000000000) + "s";
-  return out;
-}
 
 std::string FlagSet::env_name(std::string_view flag) {
   std::string out = "AGENT_OPERATOR_";
@@ -196,10 +110,11 @@ void FlagSet::add_double(std::string name, double* target, std::string help, dou
 
 void FlagSet::add_duration(std::string name, nanoseconds* target, std::string help) {
   Flag f;
-  f.info = {name, "", format_duration(*target), std::move(help), ""};
+  f.info = {name, "", k8s::format_go_duration(*target), std::move(help), ""};
   f.set = [target, name](std::string_view v) -> Result<void> {
-    auto d = parse_duration(v);
-    if (!d) return make_error("--" + name + ": " + d.error().message);
+    auto d = k8s::parse_go_duration(v);
+    if (!d) return make_error("--" + name + ": " + d.error().message + " (e.g. 30s, 10m, 1h30m)");
+    if (d->count() < 0) return make_error("--" + name + ": must not be negative");
     *target = *d;
     return {};
   };

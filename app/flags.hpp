@@ -19,12 +19,6 @@
 
 namespace aop::app {
 
-// Parses Go-style durations: "300ms", "10s", "1m30s", "2h", "1.5h", "0". Negative and
-// unit-less non-zero values are errors.
-Result<std::chrono::nanoseconds> parse_duration(std::string_view text);
-// Formats like Go's time.Duration.String(): "10m0s", "1.5s", "200ms".
-std::string format_duration(std::chrono::nanoseconds d);
-
 class FlagSet {
  public:
   using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
@@ -38,6 +32,7 @@ class FlagSet {
   void add_int(std::string name, std::int64_t* target, std::string help, std::int64_t min,
                std::int64_t max);
   void add_double(std::string name, double* target, std::string help, double min);
+  // A Go duration ("300ms", "1m30s"; k8s/duration.hpp); negative values are errors.
   void add_duration(std::string name, std::chrono::nanoseconds* target, std::string help);
   // Comma-separated list; empty string = empty list.
   void add_list(std::string name, std::vector<std::string>* target, std::string help);

@@ -8,81 +8,10 @@
 namespace aop::agent {
 namespace {
 
-constexpr std::string_view kAlphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-int decode_char(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
 // windowBits 15 + 16 selects the gzip wrapper.
 constexpr int kGzipWindowBits = 15 + 16;
 
 }  // namespace
-
-std::string base64_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const auto n = (static_cast<unsigned>(static_cast<unsigned char>(bytes[i])) << 16U) |
-                   (static_cast<unsigned>(static_cast<unsigned char>(bytes[i + 1])) << 8U) |
-                   static_cast<unsigned>(static_cast<unsigned char>(bytes[i + 2]));
-    out.push_back(kAlphabet[(n >> 18U) & 63U]);
-    out.push_back(kAlphabet[(n >> 12U) & 63U]);
-    out.push_back(kAlphabet[(n >> 6U) & 63U]);
-    out.push_back(kAlphabet[n & 63U]);
-  }
-  const std::size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    unsigned n = static_cast<unsigned>(static_cast<unsigned char>(bytes[i])) << 16U;
-    if (rest == 2) n |= static_cast<unsigned>(static_cast<unsigned char>(bytes[i + 1])) << 8U;
-    out.push_back(kAlphabet[(n >> 18U) & 63U]);
-    out.push_back(kAlphabet[(n >> 12U) & 63U]);
-    out.push_back(rest == 2 ? kAlphabet[(n >> 6U) & 63U] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
-
-std::optional<std::string> base64_decode(std::string_view text) {
-  // Tolerate whitespace (YAML block scalars wrap long values).
-  std::string clean;
-  clean.reserve(text.size());
-  for (const char c : text) {
-    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') clean.push_back(c);
-  }
-  if (clean.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  out.reserve(clean.size() / 4 * 3);
-  for (std::size_t i = 0; i < clean.size(); i += 4) {
-    std::array<int, 4> v{};
-    int pad = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      const char c = clean[i + k];
-      if (c == '=') {
-        if (i + 4 != clean.size() || k < 2) return std::nullopt;
-        v[k] = 0;
-        ++pad;
-      } else {
-        if (pad > 0) return std::nullopt;
-        v[k] = decode_char(c);
-        if (v[k] < 0) return std::nullopt;
-      }
-    }
-    const auto n = (static_cast<unsigned>(v[0]) << 18U) | (static_cast<unsigned>(v[1]) << 12U) |
-                   (static_cast<unsigned>(v[2]) << 6U) | static_cast<unsigned>(v[3]);
-    out.push_back(static_cast<char>((n >> 16U) & 0xFFU));
-    if (pad < 2) out.push_back(static_cast<char>((n >> 8U) & 0xFFU));
-    if (pad < 1) out.push_back(static_cast<char>(n & 0xFFU));
-  }
-  return out;
-}
 
 std::string gzip_compress(std::string_view bytes) {
   z_stream zs{};

@@ -1,5 +1,5 @@
-// Byte encodings used for generated Secrets: base64 (Kubernetes `data`) and gzip (config
-// Secrets above the size threshold, spec 3.4).
+// gzip for config Secrets above the size threshold (spec 3.4). Base64 for Secret `data`
+// is k8s/base64.hpp.
 #pragma once
 
 #include <optional>
@@ -7,10 +7,6 @@
 #include <string_view>
 
 namespace aop::agent {
-
-std::string base64_encode(std::string_view bytes);
-// Standard alphabet with padding, as the API server emits; nullopt when malformed.
-std::optional<std::string> base64_decode(std::string_view text);
 
 // gzip (RFC 1952) at zlib's default level. Throws std::runtime_error only when zlib
 // itself fails (out of memory), a programmer-visible condition.

@@ -1,4 +1,5 @@
 #include "reconcile/agent/memory_cluster.hpp"
+#include "k8s/base64.hpp"
 
 #include "reconcile/agent/encoding.hpp"
 
@@ -29,7 +30,7 @@ Result<std::map<std::string, std::string>> base64_map(const object* m, std::stri
     if (!kv.value().is_string()) {
       return make_error(std::string(what) + "." + std::string(kv.key()) + ": expected string");
     }
-    auto bytes = base64_decode(kv.value().get_string());
+    auto bytes = k8s::base64_decode(kv.value().get_string());
     if (!bytes) {
       return make_error(std::string(what) + "." + std::string(kv.key()) +
                         ": not valid base64 (write plain text under stringData instead)");

@@ -2,6 +2,7 @@
 // sent to the API server; field omission follows the Go types' `omitempty` so that a
 // generated object and what upstream sends compare equal.
 #include "reconcile/agent/objects.hpp"
+#include "k8s/base64.hpp"
 
 #include <set>
 
@@ -430,7 +431,7 @@ object deployment(const GrafanaAgent& a, const std::string& name, const PodOptio
 object secret(const GrafanaAgent& a, const std::string& name, const Labels& labels,
               const std::map<std::string, std::string>& data) {
   object d;
-  for (const auto& [k, v] : data) d[k] = base64_encode(v);
+  for (const auto& [k, v] : data) d[k] = k8s::base64_encode(v);
   return object{{"apiVersion", "v1"},
                 {"kind", "Secret"},
                 {"metadata", metadata(a, name, labels, false)},

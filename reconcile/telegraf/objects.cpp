@@ -1,5 +1,7 @@
 #include "reconcile/telegraf/objects.hpp"
 
+#include "k8s/base64.hpp"
+
 #include <array>
 #include <stdexcept>
 
@@ -11,32 +13,6 @@
 namespace aop::telegraf {
 namespace json = boost::json;
 namespace {
-
-std::string base64(std::string_view in) {
-  constexpr std::string_view alphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const auto n = (static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16) |
-                   (static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8) |
-                   static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 2]));
-    out += alphabet[(n >> 18) & 63];
-    out += alphabet[(n >> 12) & 63];
-    out += alphabet[(n >> 6) & 63];
-    out += alphabet[n & 63];
-  }
-  if (const std::size_t rest = in.size() - i; rest > 0) {
-    auto n = static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16;
-    if (rest == 2) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
-    out += alphabet[(n >> 18) & 63];
-    out += alphabet[(n >> 12) & 63];
-    out += rest == 2 ? alphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 json::object selector_labels() {
   return json::object{{"app.kubernetes.io/name", "telegraf"},
@@ -191,7 +167,7 @@ std::optional<DesiredObjects> build_objects(const TargetPlan& plan, const Telegr
         {"metadata", metadata(kSecretName, plan, options)},
         {"type", "Opaque"},
     };
-    if (token) secret["data"] = json::object{{kTokenKey, base64(*token)}};
+    if (token) secret["data"] = json::object{{kTokenKey, k8s::base64_encode(*token)}};
     out.secret = std::move(secret);
   }
   out.deployment = deployment(plan, options, out.config_hash);

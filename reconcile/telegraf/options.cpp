@@ -1,5 +1,7 @@
 #include "reconcile/telegraf/options.hpp"
 
+#include "k8s/duration.hpp"
+
 #include <algorithm>
 
 #include "reconcile/telegraf/validation.hpp"
@@ -41,11 +43,11 @@ std::vector<std::string> validate_options(const TelegrafOptions& o) {
     }
   };
   auto duration = [&](std::string_view option, const std::string& value, bool allow_zero) {
-    auto d = parse_go_duration(value);
-    if (!d.value) {
-      errors.push_back(std::string(option) + ": " + d.error +
+    auto d = k8s::parse_go_duration(value);
+    if (!d) {
+      errors.push_back(std::string(option) + ": " + d.error().message +
                        "; expected a Go duration such as 30s or 2m");
-    } else if (d.value->count() < 0 || (!allow_zero && d.value->count() == 0)) {
+    } else if (d->count() < 0 || (!allow_zero && d->count() == 0)) {
       errors.push_back(std::string(option) + ": " + describe(value) + " must be " +
                        (allow_zero ? "zero or positive" : "positive"));
     }

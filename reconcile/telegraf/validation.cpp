@@ -1,5 +1,7 @@
 #include "reconcile/telegraf/validation.hpp"
 
+#include "k8s/duration.hpp"
+
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -20,19 +22,6 @@ bool is_name_char(char c, bool first) {
 }
 
 // Go's time package: the units ParseDuration accepts, in nanoseconds.
-constexpr std::array<std::pair<std::string_view, std::uint64_t>, 8> kUnits{{
-    {"ns", 1},
-    {"us", 1'000},
-    {"\xC2\xB5s", 1'000},  // U+00B5 micro sign
-    {"\xCE\xBCs", 1'000},  // U+03BC Greek small letter mu
-    {"ms", 1'000'000},
-    {"s", 1'000'000'000},
-    {"m", 60'000'000'000},
-    {"h", 3'600'000'000'000},
-}};
-
-constexpr std::uint64_t kMaxMagnitude = std::uint64_t{1} << 63;
-
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
@@ -87,89 +76,10 @@ Complaint check_http_url(std::string_view url) {
   return std::nullopt;
 }
 
-DurationParse parse_go_duration(std::string_view text) {
-  const std::string quoted = describe(text);
-  auto invalid = [&] { return DurationParse{std::nullopt, "invalid duration " + quoted}; };
-  std::string_view s = text;
-  bool negative = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return DurationParse{std::chrono::nanoseconds{0}, {}};
-  if (s.empty()) return invalid();
-  std::uint64_t total = 0;
-  while (!s.empty()) {
-    if (!(s[0] == '.' || is_digit(s[0]))) return invalid();
-    // Integer part; overflow is an error.
-    std::uint64_t whole = 0;
-    std::size_t i = 0;
-    for (; i < s.size() && is_digit(s[i]); ++i) {
-      if (whole > kMaxMagnitude / 10) return invalid();
-      whole = whole * 10 + static_cast<std::uint64_t>(s[i] - '0');
-      if (whole > kMaxMagnitude) return invalid();
-    }
-    const bool pre = i > 0;
-    s.remove_prefix(i);
-    // Fractional part: digits beyond what fits are consumed and ignored, as in Go.
-    std::uint64_t fraction = 0;
-    double scale = 1;
-    bool post = false;
-    if (!s.empty() && s[0] == '.') {
-      s.remove_prefix(1);
-      bool overflow = false;
-      std::size_t j = 0;
-      for (; j < s.size() && is_digit(s[j]); ++j) {
-        if (overflow) continue;
-        if (fraction > (std::numeric_limits<std::int64_t>::max() - 9) / 10) {
-          overflow = true;
-          continue;
-        }
-        fraction = fraction * 10 + static_cast<std::uint64_t>(s[j] - '0');
-        scale *= 10;
-      }
-      post = j > 0;
-      s.remove_prefix(j);
-    }
-    if (!pre && !post) return invalid();
-    std::size_t u = 0;
-    while (u < s.size() && s[u] != '.' && !is_digit(s[u])) ++u;
-    if (u == 0) return DurationParse{std::nullopt, "missing unit in duration " + quoted};
-    const std::string_view unit_text = s.substr(0, u);
-    s.remove_prefix(u);
-    std::uint64_t unit = 0;
-    for (const auto& [name, ns] : kUnits) {
-      if (name == unit_text) unit = ns;
-    }
-    if (unit == 0) {
-      return DurationParse{std::nullopt, "unknown unit " + describe(unit_text) + " in duration " +
-                                             quoted + " (use ns, us, ms, s, m or h)"};
-    }
-    if (whole > kMaxMagnitude / unit) return invalid();
-    whole *= unit;
-    if (fraction > 0) {
-      whole += static_cast<std::uint64_t>(static_cast<double>(fraction) *
-                                          (static_cast<double>(unit) / scale));
-      if (whole > kMaxMagnitude) return invalid();
-    }
-    total += whole;
-    if (total > kMaxMagnitude) return invalid();
-  }
-  if (negative) {
-    // -2^63 is representable; anything else fits by the checks above.
-    if (total == kMaxMagnitude) {
-      return DurationParse{std::chrono::nanoseconds{std::numeric_limits<std::int64_t>::min()}, {}};
-    }
-    return DurationParse{std::chrono::nanoseconds{-static_cast<std::int64_t>(total)}, {}};
-  }
-  if (total > kMaxMagnitude - 1) return invalid();
-  return DurationParse{std::chrono::nanoseconds{static_cast<std::int64_t>(total)}, {}};
-}
-
 Complaint check_positive_duration(std::string_view text) {
-  auto d = parse_go_duration(text);
-  if (!d.value) return d.error + "; expected a Go duration such as 30s or 2m";
-  if (d.value->count() <= 0) return "duration " + describe(text) + " must be positive";
+  auto d = k8s::parse_go_duration(text);
+  if (!d) return d.error().message + "; expected a Go duration such as 30s or 2m";
+  if (d->count() <= 0) return "duration " + describe(text) + " must be positive";
   return std::nullopt;
 }
 

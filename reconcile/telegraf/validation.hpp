@@ -23,17 +23,8 @@ Complaint check_endpoint_name(std::string_view name);
 // parsing it, so a `$` in a URL could send ${INFLUX_TOKEN} to the scraped host.
 Complaint check_http_url(std::string_view url);
 
-// Go's time.ParseDuration: `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+` with the units ns, us,
-// µs, μs, ms, s, m, h, or the bare "0". Returns the duration or the reason it is not
-// one. Overflow of int64 nanoseconds is an error, as in Go.
-struct DurationParse {
-  std::optional<std::chrono::nanoseconds> value;
-  std::string error;  // set when value is empty
-};
-DurationParse parse_go_duration(std::string_view text);
-
-// A positive Go duration (intervals and jitter make no sense as zero or negative,
-// except the jitter, which callers allow to be zero).
+// A positive Go duration (k8s/duration.hpp) (intervals and jitter make no sense as zero or
+// negative, except the jitter, which callers allow to be zero).
 Complaint check_positive_duration(std::string_view text);
 
 // Well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).

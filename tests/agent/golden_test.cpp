@@ -21,6 +21,7 @@
 
 #include <boost/json.hpp>
 
+#include "k8s/base64.hpp"
 #include "k8s/yaml.hpp"
 #include "reconcile/agent/decode.hpp"
 #include "reconcile/agent/encoding.hpp"
@@ -98,7 +99,7 @@ value step_document(const Step& s, std::map<std::string, std::string>& configs) 
       if (s.kind == Kind::secret) {
         auto& data = o["data"].as_object();
         for (auto& kv : data) {
-          auto bytes = base64_decode(kv.value().as_string());
+          auto bytes = k8s::base64_decode(kv.value().as_string());
           EXPECT_TRUE(bytes.has_value());
           if (!bytes) continue;
           if (kv.key() == "agent.yml") {

@@ -21,27 +21,22 @@ FlagSet::EnvLookup env_of(std::map<std::string, std::string> vars) {
 
 }  // namespace
 
-TEST(Duration, ParsesGoSyntax) {
-  EXPECT_EQ(*parse_duration("10m"), minutes(10));
-  EXPECT_EQ(*parse_duration("1h30m"), minutes(90));
-  EXPECT_EQ(*parse_duration("1.5s"), milliseconds(1500));
-  EXPECT_EQ(*parse_duration("300ms"), milliseconds(300));
-  EXPECT_EQ(*parse_duration("0"), nanoseconds(0));
-  EXPECT_FALSE(parse_duration("10").has_value());
-  EXPECT_FALSE(parse_duration("-1s").has_value());
-  EXPECT_FALSE(parse_duration("5x").has_value());
-  EXPECT_FALSE(parse_duration("").has_value());
-  EXPECT_NE(parse_duration("10").error().message.find("missing unit"), std::string::npos);
-}
-
-TEST(Duration, FormatsLikeGo) {
-  EXPECT_EQ(format_duration(minutes(10)), "10m0s");
-  EXPECT_EQ(format_duration(seconds(15)), "15s");
-  EXPECT_EQ(format_duration(milliseconds(1500)), "1.5s");
-  EXPECT_EQ(format_duration(milliseconds(5)), "5ms");
-  EXPECT_EQ(format_duration(seconds(1000)), "16m40s");
-  EXPECT_EQ(format_duration(hours(2)), "2h0m0s");
-  EXPECT_EQ(format_duration(nanoseconds(0)), "0s");
+TEST(Flags, DurationsAreGoDurationsAndNotNegative) {
+  Options o;
+  FlagSet f("agent-operator");
+  register_flags(f, o);
+  ASSERT_TRUE(
+      f.parse({"--resync-period=1h30m", "--shutdown-timeout=1.5s"}, env_of({})).has_value());
+  EXPECT_EQ(o.resync_period, minutes(90));
+  EXPECT_EQ(o.shutdown_timeout, milliseconds(1500));
+  const auto negative = f.parse({"--resync-period=-1s"}, env_of({}));
+  ASSERT_FALSE(negative.has_value());
+  EXPECT_NE(negative.error().message.find("must not be negative"), std::string::npos);
+  const auto unitless = f.parse({"--resync-period=10"}, env_of({}));
+  ASSERT_FALSE(unitless.has_value());
+  EXPECT_NE(unitless.error().message.find("missing unit"), std::string::npos);
+  // Defaults print as Go prints them.
+  EXPECT_NE(f.usage().find("default \"10m0s\""), std::string::npos);
 }
 
 TEST(Flags, PrecedenceIsFlagThenEnvThenDefault) {

@@ -139,31 +139,4 @@ bool Faults::take_conflict(std::string_view resource, std::string_view ns, std::
   return true;
 }
 
-Result<std::chrono::milliseconds> parse_duration(std::string_view s) {
-  if (s.empty()) return make_error("empty duration");
-  double value = 0;
-  std::size_t i = 0;
-  while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
-  if (i == 0) return make_error("invalid duration: " + std::string(s));
-  try {
-    value = std::stod(std::string(s.substr(0, i)));
-  } catch (const std::exception&) {
-    return make_error("invalid duration: " + std::string(s));
-  }
-  const std::string_view unit = s.substr(i);
-  double ms = 0;
-  if (unit.empty() || unit == "s") {
-    ms = value * 1000;
-  } else if (unit == "ms") {
-    ms = value;
-  } else if (unit == "m") {
-    ms = value * 60'000;
-  } else if (unit == "h") {
-    ms = value * 3'600'000;
-  } else {
-    return make_error("invalid duration unit in " + std::string(s) + " (use ms, s, m or h)");
-  }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
-}
-
 }  // namespace aop::sim

@@ -84,7 +84,4 @@ class Faults {
   std::uniform_real_distribution<double> dist_{0.0, 1.0};
 };
 
-// Parses "250ms", "2s", "1m", "1h" or a plain number of seconds.
-Result<std::chrono::milliseconds> parse_duration(std::string_view s);
-
 }  // namespace aop::sim

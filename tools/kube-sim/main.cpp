@@ -7,6 +7,7 @@
 
 #include <boost/asio.hpp>
 
+#include "k8s/duration.hpp"
 #include "tools/kube-sim/server.hpp"
 
 namespace {
@@ -127,15 +128,16 @@ int main(int argc, char** argv) {
       opts.api.watch_history = static_cast<std::size_t>(n);
     } else if (a == "--bookmark-interval" || a == "--watch-timeout" || a == "--fault-latency") {
       if (!need(v)) return fail(a + " needs a duration such as 500ms, 10s or 5m");
-      auto d = aop::sim::parse_duration(v);
-      if (!d) return fail(a + ": " + d.error().message);
+      auto parsed = aop::k8s::parse_go_duration(v);
+      if (!parsed) return fail(a + ": " + parsed.error().message);
+      const auto d = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
       if (a == "--bookmark-interval") {
-        if (d->count() <= 0) return fail("--bookmark-interval must be positive");
-        opts.api.bookmark_interval = *d;
+        if (d.count() <= 0) return fail("--bookmark-interval must be positive");
+        opts.api.bookmark_interval = d;
       } else if (a == "--watch-timeout") {
-        opts.api.default_watch_timeout = std::chrono::duration_cast<std::chrono::seconds>(*d);
+        opts.api.default_watch_timeout = std::chrono::duration_cast<std::chrono::seconds>(d);
       } else {
-        faults["latency_ms"] = d->count();
+        faults["latency_ms"] = d.count();
       }
     } else if (a == "--seed") {
       std::int64_t n = 0;
