@@ -48,7 +48,7 @@ void BM_QueueCore_AddGetDone(benchmark::State& state) {
   const auto keys = make_keys(10000);
   net::FakeClock clock;
   QueueCore q({}, clock.now());
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores)
     for (const auto& k : keys) q.add(k, clock.now());
     while (auto item = q.get(clock.now())) q.done(item->key, clock.now());
   }
@@ -62,7 +62,7 @@ void BM_QueueCore_DedupAdd(benchmark::State& state) {
   net::FakeClock clock;
   QueueCore q({}, clock.now());
   for (const auto& k : keys) q.add(k, clock.now());
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores)
     for (const auto& k : keys) q.add(k, clock.now());
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(keys.size()));
@@ -75,7 +75,7 @@ void BM_RateLimitedQueue_Workers(benchmark::State& state) {
   const int workers = static_cast<int>(state.range(0));
   const auto keys = make_keys(20000);
   net::metrics::Registry registry;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores)
     boost::asio::thread_pool pool(2);
     QueueOptions o;
     o.name = "bench";
@@ -128,7 +128,9 @@ void BM_DependencyIndex_UpdateLookup(benchmark::State& state) {
   const Labels b{{"instance", "i18"}, {"app", "web"}};
   const k8s::MapLabels va(a), vb(b);
   std::size_t found = 0;
-  for (auto _ : state) found += index.affected(sm, "ns", "m", va, vb).size();
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores)
+    found += index.affected(sm, "ns", "m", va, vb).size();
+  }
   benchmark::DoNotOptimize(found);
   state.SetItemsProcessed(state.iterations());
 }
@@ -229,7 +231,9 @@ class NoopResync {
 void BM_NoopResync_10000Roots(benchmark::State& state) {
   NoopResync setup;
   const int writes = setup.writes();
-  for (auto _ : state) setup.resync_and_wait();
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores)
+    setup.resync_and_wait();
+  }
   if (setup.writes() != writes) state.SkipWithError("a no-op resync wrote");
   state.SetItemsProcessed(state.iterations() * NoopResync::kRoots);
   state.counters["writes"] = setup.writes() - writes;

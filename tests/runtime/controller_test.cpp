@@ -211,6 +211,7 @@ TEST(Controller, ResyncEnqueuesEveryRootOnce) {
   net::metrics::Registry r;
   Script script;
   std::vector<std::string> roots;
+  roots.reserve(500);
   for (int i = 0; i < 500; ++i) roots.push_back("ns/root-" + std::to_string(i));
   Controller c(io.get_executor(), options(r, 4), script.reconciler(), [&] { return roots; });
   c.start();
@@ -226,7 +227,7 @@ TEST(Controller, TheResyncTimerEnqueuesEveryRootEachPeriod) {
   boost::asio::io_context io;
   net::metrics::Registry r;
   Script script;
-  const std::vector<std::string> roots = {"a", "b", "c"};
+  std::vector<std::string> roots = {"a", "b", "c"};
   ControllerOptions o = options(r);
   o.resync_period = milliseconds(5);  // real timer, tiny period
   Controller c(io.get_executor(), o, script.reconciler(), [&] { return roots; });

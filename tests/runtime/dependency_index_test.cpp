@@ -16,8 +16,12 @@ namespace {
 
 using Roots = std::vector<std::string>;
 
-const GroupKind kSM{"monitoring.coreos.com", "ServiceMonitor"};
-const GroupKind kSecret{"", "Secret"};
+GroupKind sm_kind() {
+  return {"monitoring.coreos.com", "ServiceMonitor"};
+}
+GroupKind secret_kind() {
+  return {"", "Secret"};
+}
 
 k8s::LabelSelector sel(std::string_view s) {
   auto r = k8s::parse_label_selector_string(s);
@@ -69,115 +73,115 @@ struct L {
 TEST(DependencyIndex, AnObjectReadFindsItsRoot) {
   DependencyIndex index;
   RootDependencies d;
-  d.objects.push_back({kSecret, {"ns1", "creds"}});
+  d.objects.push_back({secret_kind(), {"ns1", "creds"}});
   index.set("ns1/agent", d);
   L none(Labels{});
-  EXPECT_EQ(index.affected(kSecret, "ns1", "creds", none.view), Roots{"ns1/agent"});
-  EXPECT_EQ(index.affected(kSecret, "ns1", "other", none.view), Roots{});
-  EXPECT_EQ(index.affected(kSecret, "ns2", "creds", none.view), Roots{});
+  EXPECT_EQ(index.affected(secret_kind(), "ns1", "creds", none.view), Roots{"ns1/agent"});
+  EXPECT_EQ(index.affected(secret_kind(), "ns1", "other", none.view), Roots{});
+  EXPECT_EQ(index.affected(secret_kind(), "ns2", "creds", none.view), Roots{});
   EXPECT_EQ(index.affected(GroupKind{"", "ConfigMap"}, "ns1", "creds", none.view), Roots{});
 }
 
 TEST(DependencyIndex, NamespaceScopedSelectionsMatchKindNamespaceAndLabels) {
   DependencyIndex index;
-  index.set("a", selecting({in_ns(kSM, "ns1", "app=x")}));
-  index.set("b", selecting({in_ns(kSM, "ns1", "app=y")}));
-  index.set("c", selecting({in_ns(kSM, "ns2", "app=x")}));
-  index.set("d", selecting({in_ns(kSM, "ns1", "")}));               // everything in ns1
-  index.set("e", selecting({in_ns(kSM, "ns1", "tier in (a,b)")}));  // unpinned
+  index.set("a", selecting({in_ns(sm_kind(), "ns1", "app=x")}));
+  index.set("b", selecting({in_ns(sm_kind(), "ns1", "app=y")}));
+  index.set("c", selecting({in_ns(sm_kind(), "ns2", "app=x")}));
+  index.set("d", selecting({in_ns(sm_kind(), "ns1", "")}));               // everything in ns1
+  index.set("e", selecting({in_ns(sm_kind(), "ns1", "tier in (a,b)")}));  // unpinned
   L x(Labels{{"app", "x"}});
   L xb(Labels{{"app", "x"}, {"tier", "b"}});
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view), (Roots{"a", "d"}));
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", xb.view), (Roots{"a", "d", "e"}));
-  EXPECT_EQ(index.affected(kSM, "ns2", "m", x.view), Roots{"c"});
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view), (Roots{"a", "d"}));
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", xb.view), (Roots{"a", "d", "e"}));
+  EXPECT_EQ(index.affected(sm_kind(), "ns2", "m", x.view), Roots{"c"});
   EXPECT_EQ(index.affected(GroupKind{"monitoring.coreos.com", "PodMonitor"}, "ns1", "m", x.view),
             Roots{});
 }
 
 TEST(DependencyIndex, AnUpdateReconcilesTheHierarchiesTheObjectLeavesAndJoins) {
   DependencyIndex index;
-  index.set("x-root", selecting({in_ns(kSM, "ns1", "app=x")}));
-  index.set("y-root", selecting({in_ns(kSM, "ns1", "app=y")}));
-  index.set("z-root", selecting({in_ns(kSM, "ns1", "app=z")}));
+  index.set("x-root", selecting({in_ns(sm_kind(), "ns1", "app=x")}));
+  index.set("y-root", selecting({in_ns(sm_kind(), "ns1", "app=y")}));
+  index.set("z-root", selecting({in_ns(sm_kind(), "ns1", "app=z")}));
   L x(Labels{{"app", "x"}});
   L y(Labels{{"app", "y"}});
   // Relabelled from x to y: x's hierarchy loses it, y's gains it; z is untouched.
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view, y.view), (Roots{"x-root", "y-root"}));
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view, y.view), (Roots{"x-root", "y-root"}));
   // Relabelled out of every selection: the old one still hears of it.
   L other(Labels{{"app", "other"}});
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view, other.view), Roots{"x-root"});
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view, other.view), Roots{"x-root"});
 }
 
 TEST(DependencyIndex, ASelectorThatSelectsNothingIsNeverMatched) {
   DependencyIndex index;
-  KindSelection k = in_ns(kSM, "ns1", "");
+  KindSelection k = in_ns(sm_kind(), "ns1", "");
   k.selector = k8s::LabelSelector::nothing();
   index.set("a", selecting({k}));
   L x(Labels{{"app", "x"}});
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view), Roots{});
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view), Roots{});
 }
 
 TEST(DependencyIndex, AllNamespaceSelections) {
   DependencyIndex index;
-  index.set("everywhere", selecting({in_all(kSM, "team=infra")}));
+  index.set("everywhere", selecting({in_all(sm_kind(), "team=infra")}));
   L infra(Labels{{"team", "infra"}});
   L web(Labels{{"team", "web"}});
-  EXPECT_EQ(index.affected(kSM, "any", "m", infra.view), Roots{"everywhere"});
-  EXPECT_EQ(index.affected(kSM, "other", "m", infra.view), Roots{"everywhere"});
-  EXPECT_EQ(index.affected(kSM, "any", "m", web.view), Roots{});
+  EXPECT_EQ(index.affected(sm_kind(), "any", "m", infra.view), Roots{"everywhere"});
+  EXPECT_EQ(index.affected(sm_kind(), "other", "m", infra.view), Roots{"everywhere"});
+  EXPECT_EQ(index.affected(sm_kind(), "any", "m", web.view), Roots{});
 }
 
 TEST(DependencyIndex, NamespaceSelectorRulesUseTheNamespacesLabels) {
   DependencyIndex index;
-  index.set("sel", selecting({in_selected(kSM, "team=a", "app=x")}));
+  index.set("sel", selecting({in_selected(sm_kind(), "team=a", "app=x")}));
   L x(Labels{{"app", "x"}});
   // The namespace is not known yet: nothing matches; its arrival reconciles the root.
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view), Roots{});
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view), Roots{});
   const Labels team_a = {{"team", "a"}};
   EXPECT_EQ(index.namespace_changed("ns1", nullptr, &team_a), Roots{"sel"});
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view), Roots{"sel"});
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view), Roots{"sel"});
   // A label change that keeps it matching reads nothing new.
   const Labels team_a_more = {{"team", "a"}, {"env", "prod"}};
   EXPECT_EQ(index.namespace_changed("ns1", &team_a, &team_a_more), Roots{});
   // Moved out of the selection: the root loses everything in it.
   const Labels team_b = {{"team", "b"}};
   EXPECT_EQ(index.namespace_changed("ns1", &team_a_more, &team_b), Roots{"sel"});
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view), Roots{});
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view), Roots{});
   // Back in, then deleted.
   EXPECT_EQ(index.namespace_changed("ns1", &team_b, &team_a), Roots{"sel"});
   EXPECT_EQ(index.namespace_changed("ns1", &team_a, nullptr), Roots{"sel"});
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view), Roots{});
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view), Roots{});
 }
 
 TEST(DependencyIndex, ReplacingDependenciesIsAtomicAndRemovalForgetsTheRoot) {
   DependencyIndex index;
-  EXPECT_TRUE(index.set("r", selecting({in_ns(kSM, "ns1", "app=x")})));
-  EXPECT_FALSE(index.set("r", selecting({in_ns(kSM, "ns1", "app=x")})));  // unchanged
+  EXPECT_TRUE(index.set("r", selecting({in_ns(sm_kind(), "ns1", "app=x")})));
+  EXPECT_FALSE(index.set("r", selecting({in_ns(sm_kind(), "ns1", "app=x")})));  // unchanged
   L x(Labels{{"app", "x"}});
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view), Roots{"r"});
-  EXPECT_TRUE(index.set("r", selecting({in_ns(kSM, "ns2", "app=x")})));
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view), Roots{});
-  EXPECT_EQ(index.affected(kSM, "ns2", "m", x.view), Roots{"r"});
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view), Roots{"r"});
+  EXPECT_TRUE(index.set("r", selecting({in_ns(sm_kind(), "ns2", "app=x")})));
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view), Roots{});
+  EXPECT_EQ(index.affected(sm_kind(), "ns2", "m", x.view), Roots{"r"});
   EXPECT_EQ(index.dependencies("r").selections.front().ns, "ns2");
   index.remove("r");
-  EXPECT_EQ(index.affected(kSM, "ns2", "m", x.view), Roots{});
+  EXPECT_EQ(index.affected(sm_kind(), "ns2", "m", x.view), Roots{});
   EXPECT_EQ(index.root_count(), 0u);
   // Ids are reused without leaking old entries.
-  index.set("s", selecting({in_ns(kSM, "ns3", "app=x")}));
-  EXPECT_EQ(index.affected(kSM, "ns2", "m", x.view), Roots{});
-  EXPECT_EQ(index.affected(kSM, "ns3", "m", x.view), Roots{"s"});
+  index.set("s", selecting({in_ns(sm_kind(), "ns3", "app=x")}));
+  EXPECT_EQ(index.affected(sm_kind(), "ns2", "m", x.view), Roots{});
+  EXPECT_EQ(index.affected(sm_kind(), "ns3", "m", x.view), Roots{"s"});
 }
 
 TEST(DependencyIndex, ASharedObjectReconcilesEveryRootThatReadsIt) {
   DependencyIndex index;
   RootDependencies d;
-  d.objects.push_back({kSecret, {"ns1", "shared"}});
-  d.selections.push_back(in_ns(kSM, "ns1", "app=x"));
+  d.objects.push_back({secret_kind(), {"ns1", "shared"}});
+  d.selections.push_back(in_ns(sm_kind(), "ns1", "app=x"));
   index.set("one", d);
   index.set("two", d);
   L x(Labels{{"app", "x"}});
-  EXPECT_EQ(index.affected(kSecret, "ns1", "shared", x.view), (Roots{"one", "two"}));
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", x.view), (Roots{"one", "two"}));
+  EXPECT_EQ(index.affected(secret_kind(), "ns1", "shared", x.view), (Roots{"one", "two"}));
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", x.view), (Roots{"one", "two"}));
 }
 
 // 10,000 roots in ONE namespace, each selecting its own instance label: a lookup
@@ -186,11 +190,11 @@ TEST(DependencyIndex, LookupsDoNotScanEveryRootOfANamespace) {
   DependencyIndex index;
   for (int i = 0; i < 10000; ++i) {
     index.set("ns/root-" + std::to_string(i),
-              selecting({in_ns(kSM, "ns", "instance=i" + std::to_string(i))}));
+              selecting({in_ns(sm_kind(), "ns", "instance=i" + std::to_string(i))}));
   }
   L l(Labels{{"instance", "i1234"}, {"app", "web"}});
   const auto before = index.selections_examined();
-  EXPECT_EQ(index.affected(kSM, "ns", "m", l.view), Roots{"ns/root-1234"});
+  EXPECT_EQ(index.affected(sm_kind(), "ns", "m", l.view), Roots{"ns/root-1234"});
   EXPECT_LE(index.selections_examined() - before, 2u);
 }
 
@@ -200,11 +204,11 @@ k8s::ObjectPtr obj(std::string_view json) {
 
 TEST(DependencyIndex, InformerHandlersEnqueueDependentsOfRealObjects) {
   DependencyIndex index;
-  index.set("ns1/x", selecting({in_ns(kSM, "ns1", "app=x")}));
-  index.set("ns1/y", selecting({in_ns(kSM, "ns1", "app=y")}));
+  index.set("ns1/x", selecting({in_ns(sm_kind(), "ns1", "app=x")}));
+  index.set("ns1/y", selecting({in_ns(sm_kind(), "ns1", "app=y")}));
   Roots enqueued;
-  auto h =
-      dependents_event_handler(index, kSM, [&](const std::string& r) { enqueued.push_back(r); });
+  auto h = dependents_event_handler(index, sm_kind(),
+                                    [&](const std::string& r) { enqueued.push_back(r); });
   auto before = obj(R"({"metadata":{"namespace":"ns1","name":"m","labels":{"app":"x"}}})");
   auto after = obj(R"({"metadata":{"namespace":"ns1","name":"m","labels":{"app":"y"}}})");
   h.on_update(before, after);
@@ -216,7 +220,7 @@ TEST(DependencyIndex, InformerHandlersEnqueueDependentsOfRealObjects) {
 
 TEST(DependencyIndex, NamespaceHandlerCombinesSelectorRulesAndDirectReads) {
   DependencyIndex index;
-  index.set("by-selector", selecting({in_selected(kSM, "team=a", "")}));
+  index.set("by-selector", selecting({in_selected(sm_kind(), "team=a", "")}));
   RootDependencies direct;
   direct.objects.push_back({GroupKind{"", "Namespace"}, {"", "ns1"}});
   index.set("direct", direct);
@@ -231,7 +235,7 @@ TEST(DependencyIndex, NamespaceHandlerCombinesSelectorRulesAndDirectReads) {
   EXPECT_EQ(enqueued, (Roots{"by-selector", "direct"}));
   enqueued.clear();
   auto sm = obj(R"({"metadata":{"namespace":"ns1","name":"m"}})");
-  EXPECT_EQ(index.affected(kSM, "ns1", "m", sm->labels()), Roots{});
+  EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", sm->labels()), Roots{});
 }
 
 TEST(DependencyIndex, OwnerHandlerEnqueuesTheOwningRoot) {

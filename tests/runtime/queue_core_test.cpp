@@ -165,6 +165,7 @@ TEST(QueueCore, TheTokenBucketPacesRetriesOfManyKeys) {
   // The first three failures fit the burst and get only their own 5 ms backoff; after
   // that each further retry waits 100 ms (1/qps) behind the previous one.
   std::vector<Duration> delays;
+  delays.reserve(6);
   for (int i = 0; i < 6; ++i) {
     delays.push_back(q.add_rate_limited("k" + std::to_string(i), clock.now()));
   }

@@ -35,8 +35,12 @@ constexpr int kNamespaces = 10;
 constexpr int kGroups = 20;  // per namespace: 5 roots per (namespace, group)
 constexpr const char* kUserAgent = "runtime-sim-test";
 
-const k8s::GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
-const k8s::GroupVersionKind kSecret{"", "v1", "Secret"};
+k8s::GroupVersionKind configmap_gvk() {
+  return {"", "v1", "ConfigMap"};
+}
+k8s::GroupVersionKind secret_gvk() {
+  return {"", "v1", "Secret"};
+}
 
 std::string ns_of(int i) {
   return "ns-" + std::to_string(i % kNamespaces);
@@ -56,7 +60,7 @@ std::string write_preload() {
                    ("runtime-sim-" + std::to_string(::getpid()) + "-" +
                     std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::filesystem::create_directories(dir);
-  const auto path = (dir / "objects.yaml").string();
+  auto path = (dir / "objects.yaml").string();
   std::ofstream out(path);
   for (int n = 0; n < kNamespaces; ++n) {
     out << "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-" << n << "\n---\n";
@@ -85,19 +89,21 @@ k8s::InformerOptions informer_options(k8s::GroupVersionKind gvk, std::string sel
 }
 
 class RuntimeSimTest : public ::testing::Test {
- protected:
+ public:
   RuntimeSimTest() : sim({"--preload", write_preload()}), io(4) {
     net::log::configure(net::log::Level::warn, net::log::Format::text);  // 2,000 "created" lines
     k8s::ApiClientOptions co;
     co.user_agent = kUserAgent;
     co.qps = 0;  // unlimited: the test measures writes, not pacing
     client = k8s::make_api_client(io.executor(), sim.client_config(), co);
-    roots = k8s::make_informer(io.executor(), *client, informer_options(kConfigMap, "role=root"));
-    deps = k8s::make_informer(io.executor(), *client, informer_options(kConfigMap, "dep-group"));
-    owned =
-        k8s::make_informer(io.executor(), *client,
-                           informer_options(kSecret, std::string("app.kubernetes.io/managed-by=") +
-                                                         testing::kExampleManagedBy));
+    roots =
+        k8s::make_informer(io.executor(), *client, informer_options(configmap_gvk(), "role=root"));
+    deps =
+        k8s::make_informer(io.executor(), *client, informer_options(configmap_gvk(), "dep-group"));
+    owned = k8s::make_informer(
+        io.executor(), *client,
+        informer_options(secret_gvk(), std::string("app.kubernetes.io/managed-by=") +
+                                           testing::kExampleManagedBy));
     cache.add(*owned);
     engine =
         std::make_unique<ApplyEngine>(*client, cache, testing::ExampleController::apply_options());
@@ -142,6 +148,7 @@ class RuntimeSimTest : public ::testing::Test {
     io.stop();
   }
 
+ protected:
   void start() {
     owned->start();
     deps->start();

@@ -14,7 +14,9 @@ using testing::FakeApi;
 using testing::run;
 namespace json = boost::json;
 
-const k8s::GroupVersionKind kAgent{"monitoring.grafana.com", "v1alpha1", "GrafanaAgent"};
+k8s::GroupVersionKind agent_gvk() {
+  return {"monitoring.grafana.com", "v1alpha1", "GrafanaAgent"};
+}
 
 TEST(Conditions, TransitionTimeChangesOnlyWhenTheStatusFlips) {
   bool changed = false;
@@ -75,7 +77,7 @@ class StatusWriterTest : public ::testing::Test {
 
 TEST_F(StatusWriterTest, WritesOnlyWhenTheStatusChanges) {
   StatusWriter w(api, options);
-  auto r = run(w.update(kAgent, cached(), reconciled("True")));
+  auto r = run(w.update(agent_gvk(), cached(), reconciled("True")));
   ASSERT_TRUE(r);
   EXPECT_TRUE(r.value());
   EXPECT_EQ(api.count("update_status"), 1);
@@ -84,12 +86,13 @@ TEST_F(StatusWriterTest, WritesOnlyWhenTheStatusChanges) {
   EXPECT_EQ(status.at("conditions").at(0).at("lastTransitionTime"), "2023-11-14T22:13:20Z");
   // The same again, later: no write.
   now += std::chrono::minutes(10);
-  r = run(w.update(kAgent, cached(), reconciled("True")));
+  r = run(w.update(agent_gvk(), cached(), reconciled("True")));
   ASSERT_TRUE(r);
   EXPECT_FALSE(r.value());
   EXPECT_EQ(api.count("update_status"), 1);
   // A failure: written with a new transition time.
-  r = run(w.update(kAgent, cached(), reconciled("False", "no key password in Secret ns/creds")));
+  r = run(
+      w.update(agent_gvk(), cached(), reconciled("False", "no key password in Secret ns/creds")));
   EXPECT_TRUE(r.value());
   EXPECT_EQ(api.find("GrafanaAgent", "ns", "a")
                 ->at("status")
@@ -103,7 +106,7 @@ TEST_F(StatusWriterTest, AConflictReReadsAndMergesAgain) {
   StatusWriter w(api, options);
   const auto stale = cached();
   api.touch(*api.find("GrafanaAgent", "ns", "a"), false);  // someone else wrote
-  auto r = run(w.update(kAgent, stale, reconciled("True")));
+  auto r = run(w.update(agent_gvk(), stale, reconciled("True")));
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r.value());
   EXPECT_EQ(api.count("update_status"), 2);
@@ -113,7 +116,7 @@ TEST_F(StatusWriterTest, AConflictReReadsAndMergesAgain) {
 TEST_F(StatusWriterTest, NotTheLeaderWritesNothing) {
   options.may_write = [] { return false; };
   StatusWriter w(api, options);
-  auto r = run(w.update(kAgent, cached(), reconciled("True")));
+  auto r = run(w.update(agent_gvk(), cached(), reconciled("True")));
   ASSERT_TRUE(r);
   EXPECT_FALSE(r.value());
   EXPECT_EQ(api.writes(), 0);
@@ -122,7 +125,7 @@ TEST_F(StatusWriterTest, NotTheLeaderWritesNothing) {
 TEST(EventSubject, TakesKindFromTheInformerAndIdentityFromTheObject) {
   auto obj = k8s::Object::from_json(
       json::parse(R"({"metadata":{"namespace":"ns","name":"a","uid":"u","resourceVersion":"7"}})"));
-  const auto s = event_subject(kAgent, *obj);
+  const auto s = event_subject(agent_gvk(), *obj);
   EXPECT_EQ(s.api_version, "monitoring.grafana.com/v1alpha1");
   EXPECT_EQ(s.kind, "GrafanaAgent");
   EXPECT_EQ(s.ns, "ns");
