@@ -44,6 +44,9 @@ constexpr auto kWaitingRecheck = std::chrono::seconds(1);
 // Planning passes per reconcile. Each pass GETs the referenced contents the previous one
 // did not have; needing more than two means they keep changing while being read.
 constexpr int kMaxPlanPasses = 3;
+// How soon a root is looked at again while the owned caches still lag its own writes
+// (the watch usually delivers them within milliseconds).
+constexpr auto kCatchUpRetry = std::chrono::milliseconds(20);
 // Problems quoted in the GrafanaAgent's summary Event (the rest: status.problems).
 constexpr std::size_t kProblemsInSummary = 3;
 // Workloads named in the Ready condition's message.
@@ -327,6 +330,10 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
     forget(key);
     co_return ReconcileResult::ok();
   }
+  // Our own last writes must be visible in the owned caches before deciding again, or a
+  // reconcile triggered by those very writes would create what exists (409 AlreadyExists)
+  // or update from a stale resourceVersion (409 Conflict).
+  if (!engine->caches_caught_up(key)) co_return ReconcileResult::requeue(kCatchUpRetry);
   const std::int64_t generation = obj->generation();
   auto agent = decode_grafana_agent(obj->to_json());
   if (!agent) {
