@@ -100,7 +100,7 @@ class Router {
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";  // an IP address; "" = all interfaces; "localhost"
-  std::uint16_t port = 0;  // 0: pick a free port (see HttpServer::port())
+  std::uint16_t port = 0;          // 0: pick a free port (see HttpServer::port())
   std::optional<TlsServerOptions> tls;
   // Larger request bodies get 413. The API server's own limit is 3 MiB.
   std::size_t body_limit = 16u << 20;
