@@ -31,6 +31,19 @@ for a in "$@"; do
   esac
 done
 
+harness=""
+cleanup() {
+  trap - EXIT INT TERM HUP
+  if [ -n "$harness" ] && kill -0 "$harness" 2>/dev/null; then
+    kill -TERM -- "-$harness" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$harness" 2>/dev/null || break; sleep 0.1; done
+  fi
+  # Anything still alive in the harness's group (it normally stops its children itself).
+  if [ -n "$harness" ]; then kill -KILL -- "-$harness" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM HUP
+
 cd "$root"
 for tool in cmake ninja /usr/bin/python3 setsid; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -64,17 +77,6 @@ fi
 setsid /usr/bin/python3 "$root/bench/scale/scale.py" --command "bench/scale/run.sh $*" \
   ${args[@]+"${args[@]}"} &
 harness=$!
-cleanup() {
-  trap - EXIT INT TERM
-  if kill -0 "$harness" 2>/dev/null; then
-    kill -TERM -- "-$harness" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$harness" 2>/dev/null || break; sleep 0.1; done
-  fi
-  # Anything still alive in the harness's group (it normally stops its children itself).
-  kill -KILL -- "-$harness" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
 status=0
 wait "$harness" || status=$?
 exit "$status"
