@@ -126,6 +126,9 @@ struct StepsOutcome {
   bool write_blocked = false;  // not leading: nothing (more) was written
   bool waiting = false;        // an object is being deleted before it can be recreated
   int writes = 0;
+  // The API server's answers to the creates and updates of workloads, by kind and key:
+  // fresher than the cache, which may not show them yet.
+  std::map<std::pair<Kind, k8s::ObjectKey>, json::object> written_workloads;
 };
 
 struct Readiness {
@@ -149,7 +152,7 @@ struct AgentController::Impl {
 
   asio::awaitable<ReconcileResult> reconcile(std::string key);
   asio::awaitable<StepsOutcome> apply_steps(const std::string& key, const std::vector<Step>& steps);
-  Readiness readiness(const DesiredState& desired) const;
+  Readiness readiness(const DesiredState& desired, const StepsOutcome& applied) const;
   asio::awaitable<std::string> write_status(const k8s::ObjectPtr& agent,
                                             const runtime::StatusUpdate& update);
   void report_problems(const std::string& key, const k8s::Object& agent,
@@ -297,13 +300,15 @@ void AgentController::Impl::register_handlers() {
   }
 
   // Owned objects: their owner. Updates include workloads' readiness and edits by others
-  // (drift); deletions by hand are repaired. Adds are our own creates, which matter only
-  // for workloads: the Ready condition reads them from the cache, so the root looks again
-  // once its new workload is there.
+  // (drift); deletions by hand are repaired. The echoes of our own writes are dropped
+  // (the reconcile that wrote knew what it wrote: the Ready condition of a workload it
+  // has just written is read from the API server's answer), so a root is reconciled once
+  // per change, not once more by its own writes. Adds by others matter only for
+  // workloads (their readiness).
   for (const Kind k : kOwnedKinds) {
     // Secrets carry a non-controller owner reference (spec 3.3, 3.4).
-    k8s::EventHandler h =
-        runtime::owner_event_handler(agent_group_kind(), true, k != Kind::secret, enqueue_fn);
+    k8s::EventHandler h = runtime::owner_event_handler(agent_group_kind(), true, k != Kind::secret,
+                                                       enqueue_fn, *engine, group_kind(k));
     if (!is_workload(k)) h.on_add = nullptr;
     owned[k]->add_handler(h);
   }
@@ -428,7 +433,7 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
                  " member(s) skipped or suspect (see status.problems and Events)";
     }
     su.conditions.push_back({"Reconciled", "True", "Reconciled", message, generation});
-    const Readiness r = readiness(plan.desired);
+    const Readiness r = readiness(plan.desired, applied);
     su.conditions.push_back({"Ready", r.ready ? "True" : "False", r.reason, r.message, generation});
   } else {
     su.conditions.push_back({"Reconciled", "False", reason, error, generation});
@@ -475,9 +480,26 @@ asio::awaitable<StepsOutcome> AgentController::Impl::apply_steps(const std::stri
                                                                  const std::vector<Step>& steps) {
   StepsOutcome out;
   // Returns false when the steps must stop.
-  auto absorb = [&out](const runtime::ApplyReport& report) {
+  auto absorb = [&out](runtime::ApplyReport report) {
     out.writes += report.writes();
     out.waiting = out.waiting || report.waiting;
+    for (auto& w : report.written) {
+      auto* o = w.if_object();
+      const auto gvk = o != nullptr ? runtime::gvk_of(*o) : std::nullopt;
+      if (!gvk) continue;
+      std::optional<Kind> kind;
+      for (const Kind k : {Kind::stateful_set, Kind::daemon_set, Kind::deployment}) {
+        if (GroupKind::of(*gvk) == group_kind(k)) kind = k;
+      }
+      if (!kind) continue;
+      const auto* md = o->if_contains("metadata");
+      if (md == nullptr || !md->is_object()) continue;
+      const auto* ns = md->get_object().if_contains("namespace");
+      const auto* name = md->get_object().if_contains("name");
+      if (ns == nullptr || name == nullptr || !ns->is_string() || !name->is_string()) continue;
+      k8s::ObjectKey key{std::string(ns->get_string()), std::string(name->get_string())};
+      out.written_workloads.insert_or_assign({*kind, std::move(key)}, std::move(*o));
+    }
     if (report.write_blocked) {
       out.write_blocked = true;
       return false;
@@ -501,7 +523,8 @@ asio::awaitable<StepsOutcome> AgentController::Impl::apply_steps(const std::stri
           req.desired.push_back(steps[i].object);
           ++i;
         }
-        if (!absorb(co_await engine->apply(std::move(req)))) co_return out;
+        runtime::ApplyReport report = co_await engine->apply(std::move(req));
+        if (!absorb(std::move(report))) co_return out;
         break;
       }
       case Step::Action::delete_if_managed: {
@@ -542,7 +565,8 @@ asio::awaitable<StepsOutcome> AgentController::Impl::apply_steps(const std::stri
         };
         req.prune = std::move(scope);
         if (rule.owner_uid.empty()) break;  // never prune without an owner to scope by
-        if (!absorb(co_await engine->apply(std::move(req)))) co_return out;
+        runtime::ApplyReport report = co_await engine->apply(std::move(req));
+        if (!absorb(std::move(report))) co_return out;
         break;
       }
     }
@@ -550,7 +574,8 @@ asio::awaitable<StepsOutcome> AgentController::Impl::apply_steps(const std::stri
   co_return out;
 }
 
-Readiness AgentController::Impl::readiness(const DesiredState& desired) const {
+Readiness AgentController::Impl::readiness(const DesiredState& desired,
+                                           const StepsOutcome& applied) const {
   std::size_t total = 0;
   std::size_t ready = 0;
   std::vector<std::string> waiting;
@@ -558,7 +583,15 @@ Readiness AgentController::Impl::readiness(const DesiredState& desired) const {
     if (step.action != Step::Action::apply || !is_workload(step.kind)) continue;
     ++total;
     const std::string what = std::string(kind_name(step.kind)) + " " + step.key.str();
-    const k8s::ObjectPtr live = object_cache.get(group_kind(step.kind), step.key);
+    // What this reconcile wrote is fresher than the cache (whose echo of the write
+    // reconciles nothing); otherwise the cache.
+    k8s::ObjectPtr live;
+    if (const auto w = applied.written_workloads.find({step.kind, step.key});
+        w != applied.written_workloads.end()) {
+      live = k8s::Object::from_json(json::value(w->second));
+    } else {
+      live = object_cache.get(group_kind(step.kind), step.key);
+    }
     if (!live) {
       waiting.push_back(what + ": not in the cache yet");
       continue;
@@ -734,6 +767,10 @@ std::uint64_t AgentController::reconciles(const std::string& root) const {
 bool AgentController::idle() {
   auto& q = impl_->controller->queue();
   return q.len() == 0 && q.processing() == 0 && q.waiting() == 0;
+}
+
+std::uint64_t AgentController::own_write_echoes() const {
+  return impl_->engine->echoes();
 }
 
 std::uint64_t AgentController::asset_fetches() const {

@@ -66,6 +66,9 @@ class AgentController final : public runtime::ControllerModule {
   std::uint64_t reconciles(const std::string& root) const;
   // Nothing queued, delayed or in flight.
   bool idle();
+  // Watch events of owned objects that were only the echo of the controller's own
+  // writes, dropped without a reconcile (runtime::ApplyEngine::unless_own_write).
+  std::uint64_t own_write_echoes() const;
   // GETs of referenced Secrets/ConfigMaps so far, and contents held.
   std::uint64_t asset_fetches() const;
   std::size_t asset_contents() const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <set>
 #include <stdexcept>
@@ -374,7 +375,11 @@ struct ApplyEngine::Impl {
         recreates(registry.counter("agent_operator_apply_recreates_total",
                                    "Objects deleted and created again because an update "
                                    "was rejected for immutable fields.",
-                                   {"controller", "kind"})) {}
+                                   {"controller", "kind"})),
+        echoes(registry.counter("agent_operator_apply_echoes_total",
+                                "Watch events of owned objects that only reflected the "
+                                "controller's own writes (no reconcile).",
+                                {"controller", "kind"})) {}
 
   bool may_write() const { return !options.may_write || options.may_write(); }
 
@@ -384,7 +389,14 @@ struct ApplyEngine::Impl {
     std::string hash;
     std::string resource_version;
     std::int64_t generation = 0;
+    // The resourceVersions the engine's own recent writes of `uid` produced, newest
+    // last: their watch events are echoes (see unless_own_write).
+    std::vector<std::string> written;
+    bool deleted = false;  // the engine deleted `uid` (hash and versions are empty)
   };
+  // Own writes remembered per object: the caches catch up before the next write of a
+  // root (caches_caught_up), so an echo is normally at most one write behind.
+  static constexpr std::size_t kRecentWrites = 4;
 
   void remember(const std::string& rkey, const json::value& written, const std::string& hash) {
     const auto* obj = written.if_object();
@@ -400,20 +412,26 @@ struct ApplyEngine::Impl {
       r.generation = g->to_number<std::int64_t>();
     }
     const std::lock_guard lock(records_mutex);
-    records[rkey] = std::move(r);
+    Record& slot = records[rkey];
+    if (slot.uid == r.uid && !slot.deleted) r.written = std::move(slot.written);
+    r.written.push_back(r.resource_version);
+    if (r.written.size() > kRecentWrites) r.written.erase(r.written.begin());
+    slot = std::move(r);
   }
 
   void remember(const std::string& rkey, const k8s::Object& live, const std::string& hash) {
     Record r{std::string(live.uid()), hash, std::string(live.resource_version()),
-             live.generation()};
+             live.generation(),       {},   false};
     const std::lock_guard lock(records_mutex);
-    records[rkey] = std::move(r);
+    Record& slot = records[rkey];
+    if (slot.uid == r.uid && !slot.deleted) r.written = std::move(slot.written);
+    slot = std::move(r);
   }
 
   std::optional<Record> recall(const std::string& rkey) const {
     const std::lock_guard lock(records_mutex);
     const auto it = records.find(rkey);
-    if (it == records.end()) return std::nullopt;
+    if (it == records.end() || it->second.deleted) return std::nullopt;
     return it->second;
   }
 
@@ -421,6 +439,104 @@ struct ApplyEngine::Impl {
     const std::lock_guard lock(records_mutex);
     records.erase(rkey);
   }
+
+  // The engine deleted object `uid`: its deletion event is an echo.
+  void remember_deleted(const std::string& rkey, std::string_view uid) {
+    Record r;
+    r.uid = std::string(uid);
+    r.deleted = true;
+    const std::lock_guard lock(records_mutex);
+    records[rkey] = std::move(r);
+  }
+
+  // ---- echoes ---------------------------------------------------------------------------
+
+  // An owned-object event whose verdict waits for a write in flight.
+  struct PendingEvent {
+    OwnedEvent what = OwnedEvent::updated;
+    std::string uid;
+    std::string resource_version;
+    std::function<void()> act;
+  };
+
+  // Under records_mutex.
+  bool echo_locked(const std::string& rkey, OwnedEvent what, std::string_view uid,
+                   std::string_view rv) const {
+    const auto it = records.find(rkey);
+    if (it == records.end() || it->second.uid != uid) return false;
+    const Record& r = it->second;
+    if (what == OwnedEvent::deleted) return r.deleted;
+    return !r.deleted && std::find(r.written.begin(), r.written.end(), rv) != r.written.end();
+  }
+
+  void count_echo(const GroupKind& gk) {
+    ++echo_count;
+    echoes.with({options.controller, gk.kind}).inc();
+  }
+
+  void unless_own_write(const GroupKind& gk, const k8s::Object& obj, OwnedEvent what,
+                        std::function<void()> act) {
+    const std::string rkey = record_key(gk, obj.key());
+    {
+      const std::lock_guard lock(records_mutex);
+      if (echo_locked(rkey, what, obj.uid(), obj.resource_version())) {
+        if (what == OwnedEvent::deleted) records.erase(rkey);
+        count_echo(gk);
+        return;
+      }
+      if (in_flight.contains(rkey)) {
+        pending[rkey].push_back(PendingEvent{what, std::string(obj.uid()),
+                                             std::string(obj.resource_version()), std::move(act)});
+        return;
+      }
+    }
+    act();
+  }
+
+  void begin_write(const std::string& rkey) {
+    const std::lock_guard lock(records_mutex);
+    ++in_flight[rkey];
+  }
+
+  // The write's outcome is recorded (or it failed): decide the events that waited for it.
+  void end_write(const GroupKind& gk, const std::string& rkey) {
+    std::vector<std::function<void()>> foreign;
+    {
+      const std::lock_guard lock(records_mutex);
+      const auto it = in_flight.find(rkey);
+      if (it == in_flight.end()) return;
+      if (--it->second > 0) return;
+      in_flight.erase(it);
+      auto node = pending.extract(rkey);
+      if (node.empty()) return;
+      for (auto& p : node.mapped()) {
+        if (echo_locked(rkey, p.what, p.uid, p.resource_version)) {
+          count_echo(gk);
+        } else {
+          foreign.push_back(std::move(p.act));
+        }
+      }
+    }
+    for (auto& f : foreign) f();
+  }
+
+  // Marks one write of an object in flight for as long as it lives (a coroutine local
+  // spanning the request and the recording of its answer).
+  class WriteInFlight {
+   public:
+    WriteInFlight(Impl& impl, GroupKind gk, std::string rkey)
+        : impl_(impl), gk_(std::move(gk)), rkey_(std::move(rkey)) {
+      impl_.begin_write(rkey_);
+    }
+    ~WriteInFlight() { impl_.end_write(gk_, rkey_); }
+    WriteInFlight(const WriteInFlight&) = delete;
+    WriteInFlight& operator=(const WriteInFlight&) = delete;
+
+   private:
+    Impl& impl_;
+    GroupKind gk_;
+    std::string rkey_;
+  };
 
   // Fresh state from the API server (after a conflict). nullptr: not found.
   boost::asio::awaitable<k8s::ApiResult<k8s::ObjectPtr>> fetch(const k8s::GroupVersionKind& gvk,
@@ -448,13 +564,45 @@ struct ApplyEngine::Impl {
     report.errors.push_back(std::move(msg));
   }
 
+  // One create or update, recorded as the engine's own write when it succeeds.
+  boost::asio::awaitable<k8s::ApiResult<json::value>> write(GroupKind gk, std::string rkey,
+                                                            bool create, json::object body,
+                                                            std::string hash) {
+    const WriteInFlight flight(*this, gk, rkey);
+    k8s::ApiResult<json::value> r;
+    if (create) {
+      r = co_await client.create(json::value(std::move(body)));
+    } else {
+      r = co_await client.update(json::value(std::move(body)));
+    }
+    if (r) remember(rkey, r.value(), hash);
+    co_return r;
+  }
+
+  // One delete with a UID precondition, recorded as the engine's own when it succeeds.
+  boost::asio::awaitable<k8s::ApiResult<void>> delete_object(k8s::GroupVersionKind gvk,
+                                                             k8s::ObjectKey key,
+                                                             k8s::DeleteOptions opts) {
+    const GroupKind gk = GroupKind::of(gvk);
+    const std::string rkey = record_key(gk, key);
+    const std::string uid = opts.precondition_uid.value_or(std::string());
+    const WriteInFlight flight(*this, gk, rkey);
+    auto r = co_await client.remove(gvk, key, opts);
+    if (r && !uid.empty()) {
+      remember_deleted(rkey, uid);
+    } else {
+      forget(rkey);
+    }
+    co_return r;
+  }
+
   // Deletes `live` and waits until it is gone. Returns an error message or "".
   boost::asio::awaitable<std::string> delete_and_wait(const k8s::GroupVersionKind& gvk,
                                                       const k8s::ObjectKey& key,
                                                       const std::string& uid,
                                                       k8s::DeleteOptions opts) {
     opts.precondition_uid = uid;
-    auto r = co_await client.remove(gvk, key, opts);
+    auto r = co_await delete_object(gvk, key, opts);
     if (!r && !r.error().not_found() && !r.error().conflict()) {
       co_return "delete before recreate: " + r.error().describe();
     }
@@ -528,9 +676,9 @@ struct ApplyEngine::Impl {
         json::object body = desired;
         ensure_object(ensure_object(body, "metadata"), "annotations")[options.hash_annotation] =
             hash;
-        auto r = co_await client.create(json::value(std::move(body)));
+        k8s::ApiResult<json::value> r = co_await write(gk, rkey, true, std::move(body), hash);
         if (r) {
-          remember(rkey, r.value(), hash);
+          report.written.push_back(std::move(r.value()));
           if (recreating) {
             ++report.recreated;
             count(gk, "recreate");
@@ -600,9 +748,9 @@ struct ApplyEngine::Impl {
         report.write_blocked = true;
         co_return false;
       }
-      auto r = co_await client.update(json::value(std::move(body)));
+      k8s::ApiResult<json::value> r = co_await write(gk, rkey, false, std::move(body), hash);
       if (r) {
-        remember(rkey, r.value(), hash);
+        report.written.push_back(std::move(r.value()));
         ++report.updated;
         count(gk, "update");
         net::log::info("updated", {{"controller", options.controller},
@@ -644,7 +792,6 @@ struct ApplyEngine::Impl {
           fail(report, gk, key, root, err);
           co_return false;
         }
-        forget(rkey);
         recreating = true;
         live = nullptr;
         continue;
@@ -693,8 +840,7 @@ struct ApplyEngine::Impl {
         }
         k8s::DeleteOptions opts = scope.delete_options;
         opts.precondition_uid = std::string(obj->uid());
-        auto r = co_await client.remove(gvk, key, opts);
-        forget(rkey);
+        auto r = co_await delete_object(gvk, key, opts);
         if (r) {
           ++report.deleted;
           deleted.emplace_back(gk, key);
@@ -755,14 +901,18 @@ struct ApplyEngine::Impl {
   std::mutex expectations_mutex;                              // owns expectations
   std::unordered_map<std::string, Expectation> expectations;  // by root
 
-  mutable std::mutex records_mutex;  // owns records
+  mutable std::mutex records_mutex;  // owns records, in_flight, pending
   std::unordered_map<std::string, Record> records;
+  std::unordered_map<std::string, int> in_flight;  // writes awaiting an answer, by object
+  std::unordered_map<std::string, std::vector<PendingEvent>> pending;
+  std::atomic<std::uint64_t> echo_count{0};
 
   net::metrics::Registry& registry;
   net::metrics::Family<net::metrics::Counter>& applied;
   net::metrics::Family<net::metrics::Counter>& errors;
   net::metrics::Family<net::metrics::Counter>& conflicts;
   net::metrics::Family<net::metrics::Counter>& recreates;
+  net::metrics::Family<net::metrics::Counter>& echoes;
 };
 
 ApplyEngine::ApplyEngine(k8s::ApiClient& client, const ObjectCache& cache, ApplyOptions options)
@@ -840,6 +990,38 @@ bool ApplyEngine::caches_caught_up(const std::string& root) {
   return true;
 }
 
+void ApplyEngine::unless_own_write(const GroupKind& kind, const k8s::Object& object,
+                                   OwnedEvent what, std::function<void()> otherwise) {
+  impl_->unless_own_write(kind, object, what, std::move(otherwise));
+}
+
+std::uint64_t ApplyEngine::echoes() const {
+  return impl_->echo_count.load();
+}
+
+k8s::EventHandler owner_event_handler(GroupKind owner, bool owner_namespaced, bool controller_only,
+                                      Enqueue enqueue, ApplyEngine& engine,
+                                      const GroupKind& owned) {
+  const k8s::EventHandler all =
+      owner_event_handler(std::move(owner), owner_namespaced, controller_only, std::move(enqueue));
+  k8s::EventHandler h;
+  h.on_add = [all, &engine, owned](const k8s::ObjectPtr& o) {
+    if (!o) return;
+    engine.unless_own_write(owned, *o, OwnedEvent::added, [all, o] { all.on_add(o); });
+  };
+  h.on_update = [all, &engine, owned](const k8s::ObjectPtr& old_obj,
+                                      const k8s::ObjectPtr& new_obj) {
+    if (!new_obj) return;
+    engine.unless_own_write(owned, *new_obj, OwnedEvent::updated,
+                            [all, old_obj, new_obj] { all.on_update(old_obj, new_obj); });
+  };
+  h.on_delete = [all, &engine, owned](const k8s::ObjectPtr& o) {
+    if (!o) return;
+    engine.unless_own_write(owned, *o, OwnedEvent::deleted, [all, o] { all.on_delete(o); });
+  };
+  return h;
+}
+
 boost::asio::awaitable<k8s::ApiResult<void>> ApplyEngine::remove(const k8s::GroupVersionKind& gvk,
                                                                  const k8s::ObjectKey& key) {
   const GroupKind gk = GroupKind::of(gvk);
@@ -856,8 +1038,7 @@ boost::asio::awaitable<k8s::ApiResult<void>> ApplyEngine::remove(const k8s::Grou
   }
   k8s::DeleteOptions opts;
   opts.precondition_uid = std::string(live->uid());
-  auto r = co_await impl_->client.remove(gvk, key, opts);
-  impl_->forget(record_key(gk, key));
+  auto r = co_await impl_->delete_object(gvk, key, opts);
   if (!r && !r.error().not_found()) co_return r.error();
   if (r) impl_->count(gk, "delete");
   co_return k8s::ApiResult<void>{};

@@ -31,6 +31,13 @@
 // keeps the live spec.replicas, `drift_ignore`), so an autoscaler is not fought in a
 // loop: each of its scalings costs at most one comparison and no write.
 //
+// Echoes. The watch event of the engine's own write (same UID, a resourceVersion one of
+// its recent writes produced; or the deletion of an object it deleted) tells the
+// controller nothing new: owner_event_handler(..., engine, kind) drops such events, so
+// a root is not reconciled a second time by its own writes. Events that arrive before
+// the write's answer wait for it. Every other event of an owned object (another
+// writer's edit or delete, a workload's status) still reconciles the owner.
+//
 // Failures. A 409 Conflict (or AlreadyExists on create) re-reads the object from the API
 // server and decides again, up to `conflict_retries` times. An update rejected as
 // Invalid (422) or NotAcceptable (406) for a kind in `recreate_on_invalid` (immutable
@@ -53,6 +60,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include "k8s/api_client.hpp"
 #include "net/clock.hpp"
@@ -135,6 +143,9 @@ struct ApplyReport {
   int deleted = 0;
   int recreated = 0;
   int conflicts = 0;
+  // The API server's answers to this apply's creates and updates, in order: the objects
+  // as written (e.g. a new workload's spec and status before the cache shows it).
+  std::vector<boost::json::value> written;
   // "<Kind> <namespace/name>: <what failed>", in order.
   std::vector<std::string> errors;
   bool write_blocked = false;  // may_write said no: nothing (more) was written
@@ -143,6 +154,9 @@ struct ApplyReport {
   bool ok() const { return errors.empty() && !write_blocked; }
   int writes() const { return created + updated + deleted + recreated; }
 };
+
+// What happened to an owned object, as an informer reports it.
+enum class OwnedEvent { added, updated, deleted };
 
 class ApplyEngine {
  public:
@@ -164,6 +178,20 @@ class ApplyEngine {
   // (e.g. 20 ms) while it is false. Kinds without a cache are not waited for.
   bool caches_caught_up(const std::string& root);
 
+  // Echo suppression. Calls `otherwise` unless the event only reflects this engine's own
+  // write: an add or update carrying the UID and a resourceVersion one of the engine's
+  // recent creates/updates of the object produced, or the deletion of an object the
+  // engine deleted. An echo tells the controller nothing it did not know when it wrote,
+  // so it must not reconcile the root again; anything else (another writer's edit or
+  // deletion, a workload's status) does. When the event arrives while a write of the
+  // object is still awaiting its answer, the verdict (and `otherwise`) waits for that
+  // answer. Thread-safe; `otherwise` runs on the calling thread or on the one that
+  // received the answer. Counted in agent_operator_apply_echoes_total.
+  void unless_own_write(const GroupKind& kind, const k8s::Object& object, OwnedEvent what,
+                        std::function<void()> otherwise);
+  // Echoes dropped so far.
+  std::uint64_t echoes() const;
+
   // Deletes one object (if present and managed); NotFound is success.
   boost::asio::awaitable<k8s::ApiResult<void>> remove(const k8s::GroupVersionKind& gvk,
                                                       const k8s::ObjectKey& key);
@@ -178,6 +206,12 @@ class ApplyEngine {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// owner_event_handler() (dependency_index.hpp) for owned objects of kind `owned`, minus
+// the echoes of `engine`'s own writes (ApplyEngine::unless_own_write). `engine` must
+// outlive the informer the handler is added to.
+k8s::EventHandler owner_event_handler(GroupKind owner, bool owner_namespaced, bool controller_only,
+                                      Enqueue enqueue, ApplyEngine& engine, const GroupKind& owned);
 
 // Pure helpers, exposed for tests and for controllers.
 

@@ -534,6 +534,120 @@ TEST_F(ApplyTest, CachesCaughtUpGivesUpAfterTheTimeout) {
   EXPECT_TRUE(engine.caches_caught_up("ns/root"));  // never shown, but overdue
 }
 
+// What an informer would hand to the handlers for the server's current object.
+k8s::ObjectPtr live(FakeApi& api, std::string_view kind, std::string_view name) {
+  const json::object* o = api.find(kind, "ns", name);
+  return o == nullptr ? nullptr : k8s::Object::from_json(json::value(*o));
+}
+
+TEST_F(ApplyTest, EchoesOfOwnWritesAreDroppedAndEverythingElsePassesThrough) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {secret("cfg"), deployment("agent"), secret("old")});
+  int foreign = 0;
+  auto count = [&foreign] { ++foreign; };
+  const GroupKind secrets{"", "Secret"};
+  const GroupKind deployments{"apps", "Deployment"};
+
+  // The creates come back as adds (or updates after a relist): echoes.
+  const auto cfg = live(api, "Secret", "cfg");
+  engine.unless_own_write(secrets, *cfg, OwnedEvent::added, count);
+  engine.unless_own_write(secrets, *cfg, OwnedEvent::updated, count);
+  engine.unless_own_write(deployments, *live(api, "Deployment", "agent"), OwnedEvent::added, count);
+  EXPECT_EQ(foreign, 0);
+  EXPECT_EQ(engine.echoes(), 3u);
+
+  // An update by the engine: its event is an echo too.
+  sync();
+  apply(engine, {secret("cfg", "bmV3"), deployment("agent"), secret("old")});
+  engine.unless_own_write(secrets, *live(api, "Secret", "cfg"), OwnedEvent::updated, count);
+  EXPECT_EQ(foreign, 0);
+
+  // Someone else's edit, a workload's status, a deletion by hand: not echoes.
+  api.touch(*api.find("Secret", "ns", "cfg"), false);
+  engine.unless_own_write(secrets, *live(api, "Secret", "cfg"), OwnedEvent::updated, count);
+  EXPECT_EQ(foreign, 1);
+  json::object& d = *api.find("Deployment", "ns", "agent");
+  d["status"] = json::object{{"readyReplicas", 1}};
+  api.touch(d, false);
+  engine.unless_own_write(deployments, *live(api, "Deployment", "agent"), OwnedEvent::updated,
+                          count);
+  EXPECT_EQ(foreign, 2);
+  engine.unless_own_write(secrets, *cfg, OwnedEvent::deleted, count);
+  EXPECT_EQ(foreign, 3);
+
+  // The engine's own prune: the deletion event is an echo.
+  sync();
+  const auto old = live(api, "Secret", "old");
+  ASSERT_NE(old, nullptr);
+  EXPECT_EQ(apply(engine, {secret("cfg", "bmV3"), deployment("agent")}).deleted, 1);
+  engine.unless_own_write(secrets, *old, OwnedEvent::deleted, count);
+  EXPECT_EQ(foreign, 3);
+  // An object of the same name it never wrote is not its echo.
+  json::object stranger = secret("old");
+  api.put(stranger);
+  engine.unless_own_write(secrets, *live(api, "Secret", "old"), OwnedEvent::added, count);
+  EXPECT_EQ(foreign, 4);
+}
+
+TEST_F(ApplyTest, AnEchoOneWriteBehindIsStillAnEcho) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {secret("cfg", "MQ==")});
+  const auto first = live(api, "Secret", "cfg");
+  sync();
+  apply(engine, {secret("cfg", "Mg==")});
+  int foreign = 0;
+  engine.unless_own_write({"", "Secret"}, *first, OwnedEvent::updated, [&] { ++foreign; });
+  EXPECT_EQ(foreign, 0);
+}
+
+TEST_F(ApplyTest, AnEventArrivingBeforeTheWritesAnswerWaitsForIt) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {secret("cfg", "MQ==")});
+  sync();
+  int foreign = 0;
+  bool decided_early = false;
+  // The watch delivers events while the update is on its way: the echo of the update
+  // itself (the resourceVersion it is about to produce) and someone else's older write.
+  api.inject = [&](const FakeApi::Call& c, const json::value*) -> std::optional<k8s::ApiError> {
+    if (c.verb != "update") return std::nullopt;
+    json::object echo = *api.find("Secret", "ns", "cfg");
+    echo["metadata"].as_object()["resourceVersion"] = api.next_resource_version();
+    const auto echo_obj = k8s::Object::from_json(json::value(echo));
+    engine.unless_own_write({"", "Secret"}, *echo_obj, OwnedEvent::updated, [&] { ++foreign; });
+    json::object other = *api.find("Secret", "ns", "cfg");
+    other["metadata"].as_object()["resourceVersion"] = "7";
+    const auto other_obj = k8s::Object::from_json(json::value(other));
+    engine.unless_own_write({"", "Secret"}, *other_obj, OwnedEvent::updated, [&] { ++foreign; });
+    decided_early = foreign != 0;
+    return std::nullopt;
+  };
+  EXPECT_EQ(apply(engine, {secret("cfg", "Mg==")}).updated, 1);
+  EXPECT_FALSE(decided_early);
+  EXPECT_EQ(foreign, 1);  // only the other write's event
+}
+
+TEST_F(ApplyTest, EventsWaitingForAFailedWritePassThrough) {
+  ApplyEngine engine(api, cache, options);
+  apply(engine, {secret("cfg", "MQ==")});
+  sync();
+  int foreign = 0;
+  api.inject = [&](const FakeApi::Call& c, const json::value*) -> std::optional<k8s::ApiError> {
+    if (c.verb != "update") return std::nullopt;
+    const auto obj = live(api, "Secret", "cfg");
+    json::object guess = *api.find("Secret", "ns", "cfg");
+    guess["metadata"].as_object()["resourceVersion"] = api.next_resource_version();
+    const auto guess_obj = k8s::Object::from_json(json::value(guess));
+    engine.unless_own_write({"", "Secret"}, *guess_obj, OwnedEvent::updated, [&] { ++foreign; });
+    k8s::ApiError e;
+    e.code = 500;
+    e.reason = "InternalError";
+    e.message = "boom";
+    return e;
+  };
+  EXPECT_FALSE(apply(engine, {secret("cfg", "Mg==")}).ok());
+  EXPECT_EQ(foreign, 1);  // the write never happened: whatever that event was, it is not ours
+}
+
 TEST(JsonSubset, DesiredFieldsMustBePresentAndEqual) {
   const auto v = [](std::string_view s) { return json::parse(s); };
   EXPECT_TRUE(json_subset(v(R"({"a":1})"), v(R"({"a":1,"b":2})")));

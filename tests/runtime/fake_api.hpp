@@ -75,6 +75,10 @@ class FakeApi final : public k8s::ApiClient {
     objects_[id(str_at(obj, "kind"), str_at(md, "namespace"), str_at(md, "name"))] = std::move(obj);
   }
 
+  // The resourceVersion the next write will produce (for the test's own thread, e.g.
+  // from `inject`, which runs inside a call).
+  std::string next_resource_version() const { return std::to_string(rv_ + 1); }
+
   int writes() const {
     int n = 0;
     for (const auto& c : calls) n += c.verb != "get" ? 1 : 0;
