@@ -102,6 +102,9 @@ struct Process {
   std::atomic<bool> may_write{false};
   std::atomic<bool> reconciling{false};
   std::atomic<bool> shutting_down{false};
+  // Set once the API server answered discovery, every readiness check is registered and
+  // the leader elector exists; until then /readyz must not pass on an empty list of checks.
+  std::atomic<bool> connected{false};
   std::atomic<int> exit_status{0};
 
   asio::awaitable<void> start_when_synced();
@@ -241,6 +244,7 @@ asio::awaitable<Result<void>> connect(Process& p) {
   } else {
     asio::co_spawn(p.ioc, p.start_when_synced(), asio::detached);
   }
+  p.connected.store(true);
   co_return Result<void>{};
 }
 
@@ -277,6 +281,9 @@ int run_operator(const Options& options) {
       .set(1);
 
   asio::co_spawn(p.ioc, run_heartbeat(p.health, kHeartbeatPeriod), asio::detached);
+  p.health->add_readiness_check("api-server", [&p] {
+    return p.connected.load() ? std::string() : std::string("connecting to the API server");
+  });
 
   asio::signal_set signals(p.ioc, SIGINT, SIGTERM);
   signals.async_wait([&p](const boost::system::error_code& ec, int signo) {

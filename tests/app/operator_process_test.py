@@ -227,6 +227,26 @@ class OperatorProcessTest(unittest.TestCase):
             return secret and b"other.example.com" in base64.b64decode(secret["data"]["agent.yml"])
         wait_for("the new leader to write the changed config", config_has_new_url)
 
+    def test_unreachable_api_server_is_alive_but_not_ready(self):
+        import socket
+        with socket.socket() as s:  # a port nothing listens on
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        kubeconfig = os.path.join(self.tmp.name, "unreachable")
+        with open(kubeconfig, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+                    "clusters: [{name: x, cluster: {server: 'http://127.0.0.1:%d'}}]\n"
+                    "contexts: [{name: x, context: {cluster: x, user: x}}]\n"
+                    "users: [{name: x, user: {}}]\n" % port)
+        op = Operator(kubeconfig, os.path.join(self.tmp.name, "unreachable.log"))
+        self.addCleanup(op.kill)
+        self.assertEqual(http_get(op.health + "/healthz"), (200, "ok\n"))
+        status, body = http_get(op.health + "/readyz")
+        self.assertEqual(status, 503)
+        self.assertIn("[-]api-server: connecting to the API server", body)
+        wait_for("a logged retry", lambda: "API discovery failed; retrying" in op.text())
+        self.assertEqual(op.stop(), 0)
+
     def test_usage_errors_exit_2_with_a_message(self):
         for args, needle in ((["--workers=zero"], "--workers: expected an integer"),
                              (["--no-such-flag"], "unknown flag --no-such-flag"),
