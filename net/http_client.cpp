@@ -3,11 +3,13 @@
 #include "net/http_client.hpp"
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <variant>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -20,6 +22,7 @@
 #include "net/detail/http_io.hpp"
 #include "net/detail/http_stream_impl.hpp"
 #include "net/detail/tls_context.hpp"
+#include "net/detail/watchdog.hpp"
 #include "net/error.hpp"
 #include "net/log.hpp"
 
@@ -32,18 +35,92 @@ using asio::as_tuple;
 using asio::use_awaitable;
 using boost::system::error_code;
 using tcp = asio::ip::tcp;
+using detail::ClientPlainStream;
+using detail::ClientTlsStream;
 using detail::Phase;
-using detail::PlainStream;
-using detail::TlsStream;
 
-// A pooled connection. Used by one request at a time, always on its strand.
-struct Connection {
-  template <class S>
-  Connection(asio::any_io_executor s, S&& st) : strand(std::move(s)), stream(std::forward<S>(st)) {}
+// A pooled connection. Used by one request at a time, always on its strand (which also
+// runs its watchdog). Shared so that the watchdog's handler can tell it is gone.
+struct Connection : std::enable_shared_from_this<Connection> {
+  explicit Connection(const asio::any_io_executor& s)
+      : strand(s),
+        stream(std::in_place_type<ClientPlainStream>, s),
+        watchdog(s, [this] { std::visit([](auto& st) { detail::close_transport(st); }, stream); }) {
+  }
+
+  static std::shared_ptr<Connection> make(const asio::any_io_executor& strand) {
+    auto conn = std::make_shared<Connection>(strand);
+    conn->watchdog.set_owner(conn);
+    return conn;
+  }
+
   asio::any_io_executor strand;  // the stream's executor: a strand
-  std::variant<PlainStream, TlsStream> stream;
+  std::variant<ClientPlainStream, ClientTlsStream> stream;
+  detail::Watchdog watchdog;         // deadlines of the operations on stream
   boost::beast::flat_buffer buffer;  // bytes read past the previous response
   TimePoint idle_since;
+};
+
+// The error a failed operation reports: a timeout when the watchdog closed the transport.
+error_code timed(const error_code& ec, const detail::Watchdog& watchdog) {
+  return ec && watchdog.expired() ? error_code(boost::beast::error::timeout) : ec;
+}
+
+// A response body that goes to a BodySink when the status is 2xx and one is set, and
+// otherwise into a string (appended as it arrives: Beast's string_body zero-fills its
+// string before copying into it).
+struct SinkBody {
+  struct value_type {
+    BodySink* sink = nullptr;
+    std::string text;
+  };
+
+  class reader {
+   public:
+    // Beast constructs the reader with the parser, before the header has arrived.
+    template <bool IsRequest, class Fields>
+    reader(http::header<IsRequest, Fields>& header, value_type& body) : body_(body) {
+      if constexpr (!IsRequest) status_ = [&header] { return header.result_int(); };
+    }
+
+    void init(const boost::optional<std::uint64_t>& length, error_code& ec) {
+      ec = {};
+      streamed_ = body_.sink != nullptr && status_ && status_() / 100 == 2;
+      if (!streamed_ && length) {
+        if (*length > body_.text.max_size()) {
+          ec = http::error::buffer_overflow;
+          return;
+        }
+        body_.text.reserve(static_cast<std::size_t>(*length));
+      }
+    }
+
+    template <class ConstBufferSequence>
+    std::size_t put(const ConstBufferSequence& buffers, error_code& ec) {
+      ec = {};
+      std::size_t used = 0;
+      for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers);
+           ++it) {
+        const asio::const_buffer b = *it;
+        const std::string_view piece(static_cast<const char*>(b.data()), b.size());
+        if (streamed_) {
+          ec = body_.sink->on_body(piece);
+          if (ec) return used;
+        } else {
+          body_.text.append(piece);
+        }
+        used += piece.size();
+      }
+      return used;
+    }
+
+    void finish(error_code& ec) { ec = {}; }
+
+   private:
+    value_type& body_;
+    std::function<unsigned()> status_;  // of the response header
+    bool streamed_ = false;
+  };
 };
 
 // Outcome of one request/response exchange on a connection.
@@ -55,27 +132,33 @@ struct Exchange {
   bool write_failed = false;
 };
 
+// Writing the request and reading the whole response must each finish within `timeout`.
 template <class Stream>
-asio::awaitable<Exchange> exchange(Stream& stream, boost::beast::flat_buffer& buffer,
+asio::awaitable<Exchange> exchange(Stream& stream, detail::Watchdog& watchdog,
+                                   boost::beast::flat_buffer& buffer,
                                    const http::request<http::string_body>& msg, Duration timeout,
-                                   const HttpClientOptions& options, bool head) {
+                                   const HttpClientOptions& options, bool head, BodySink* sink) {
   Exchange out;
-  detail::set_deadline(stream, timeout);
+  watchdog.reset_expired();
+  watchdog.set(timeout);
   auto [wec, written] = co_await http::async_write(stream, msg, as_tuple(use_awaitable));
   if (wec) {
-    out.ec = detail::map_transport_error(wec, Phase::write, false);
+    watchdog.clear();
+    out.ec = detail::map_transport_error(timed(wec, watchdog), Phase::write, false);
     out.nothing_received = true;
     out.write_failed = true;
     co_return out;
   }
-  http::response_parser<http::string_body> parser;
+  http::response_parser<SinkBody> parser;
+  parser.get().body().sink = sink;
   parser.body_limit(options.body_limit);
   parser.header_limit(options.header_limit);
   if (head) parser.skip(true);
-  detail::set_deadline(stream, timeout);
+  watchdog.set(timeout);
   auto [rec, read] = co_await http::async_read(stream, buffer, parser, as_tuple(use_awaitable));
+  watchdog.clear();
   if (rec) {
-    out.ec = detail::map_transport_error(rec, Phase::read, parser.got_some());
+    out.ec = detail::map_transport_error(timed(rec, watchdog), Phase::read, parser.got_some());
     out.nothing_received = !parser.got_some();
     co_return out;
   }
@@ -83,7 +166,7 @@ asio::awaitable<Exchange> exchange(Stream& stream, boost::beast::flat_buffer& bu
   out.keep_alive = res.keep_alive() && msg.keep_alive();
   out.response.status = static_cast<int>(res.result_int());
   out.response.headers = detail::to_headers(res.base());
-  out.response.body = std::move(res.body());
+  out.response.body = std::move(res.body().text);
   co_return out;
 }
 
@@ -100,6 +183,16 @@ class HttpClientImpl final : public HttpClient {
         slots_(std::max<std::size_t>(options_.max_connections, 1)) {}
 
   asio::awaitable<boost::system::result<HttpResponse>> request(HttpRequest req) override {
+    return request_impl(std::move(req), nullptr);
+  }
+
+  asio::awaitable<boost::system::result<HttpResponse>> request_streamed(HttpRequest req,
+                                                                        BodySink& sink) override {
+    return request_impl(std::move(req), &sink);
+  }
+
+  asio::awaitable<boost::system::result<HttpResponse>> request_impl(HttpRequest req,
+                                                                    BodySink* sink) {
     auto self = shared_from_this();  // outlive the caller's handle while suspended
     const bool head = req.method == Method::head;
     const bool idempotent = is_idempotent(req.method);
@@ -113,14 +206,14 @@ class HttpClientImpl final : public HttpClient {
     const SlotGuard slot{slots_};
 
     for (int attempt = 0;; ++attempt) {
-      std::unique_ptr<Connection> conn = take_idle();
+      std::shared_ptr<Connection> conn = take_idle();
       const bool reused = conn != nullptr;
       if (reused) reused_.fetch_add(1, std::memory_order_relaxed);
-      // A connection's I/O (and Beast's deadline timer) must run on its own strand:
-      // the caller's executor may be a multi-threaded io_context.
+      // A connection's I/O (and its watchdog) must run on its own strand: the caller's
+      // executor may be a multi-threaded io_context.
       const asio::any_io_executor strand = reused ? conn->strand : asio::make_strand(executor_);
       Outcome out = co_await asio::co_spawn(
-          strand, exchange_on(strand, std::move(conn), msg, timeout, head), use_awaitable);
+          strand, exchange_on(strand, std::move(conn), msg, timeout, head, sink), use_awaitable);
       if (!out.ex.ec) {
         requests_.fetch_add(1, std::memory_order_relaxed);
         if (out.ex.keep_alive) put_idle(std::move(out.conn));
@@ -152,7 +245,14 @@ class HttpClientImpl final : public HttpClient {
                                            options_.user_agent, msg)) {
       co_return StreamResult(ec);
     }
-    const asio::any_io_executor strand = asio::make_strand(executor_);
+    // The stream's I/O runs on a strand. When the caller is on one (an informer is), the
+    // stream shares it: its reads then complete where the caller waits, with no hop
+    // between strands (and so between threads) per read.
+    const asio::any_io_executor caller = co_await asio::this_coro::executor;
+    const asio::any_io_executor strand =
+        caller.target<asio::strand<asio::any_io_executor>>() != nullptr
+            ? caller
+            : asio::make_strand(executor_);
     auto connected = co_await asio::co_spawn(strand, connect(strand), use_awaitable);
     if (!connected) co_return StreamResult(connected.error());
     Connection& conn = **connected;
@@ -165,7 +265,7 @@ class HttpClientImpl final : public HttpClient {
   }
 
   void close() override {
-    std::vector<std::unique_ptr<Connection>> dropped;
+    std::vector<std::shared_ptr<Connection>> dropped;
     {
       const std::lock_guard lock(mutex_);
       closed_ = true;
@@ -196,14 +296,14 @@ class HttpClientImpl final : public HttpClient {
 
   struct Outcome {
     Exchange ex;
-    std::unique_ptr<Connection> conn;
+    std::shared_ptr<Connection> conn;
   };
 
   // Runs on `strand`: connects first when `conn` is null, then one exchange.
   asio::awaitable<Outcome> exchange_on(asio::any_io_executor strand,
-                                       std::unique_ptr<Connection> conn,
+                                       std::shared_ptr<Connection> conn,
                                        const http::request<http::string_body>& msg,
-                                       Duration timeout, bool head) {
+                                       Duration timeout, bool head, BodySink* sink) {
     Outcome out;
     if (!conn) {
       auto connected = co_await connect(strand);
@@ -214,7 +314,9 @@ class HttpClientImpl final : public HttpClient {
       conn = std::move(*connected);
     }
     out.ex = co_await std::visit(
-        [&](auto& stream) { return exchange(stream, conn->buffer, msg, timeout, options_, head); },
+        [&](auto& stream) {
+          return exchange(stream, conn->watchdog, conn->buffer, msg, timeout, options_, head, sink);
+        },
         conn->stream);
     out.conn = std::move(conn);
     co_return out;
@@ -225,18 +327,18 @@ class HttpClientImpl final : public HttpClient {
     return closed_;
   }
 
-  std::unique_ptr<Connection> take_idle() {
+  std::shared_ptr<Connection> take_idle() {
     const std::lock_guard lock(mutex_);
     const TimePoint now = std::chrono::steady_clock::now();
     while (!idle_.empty()) {
-      std::unique_ptr<Connection> conn = std::move(idle_.back());  // most recent: likeliest alive
+      std::shared_ptr<Connection> conn = std::move(idle_.back());  // most recent: likeliest alive
       idle_.pop_back();
       if (now - conn->idle_since < options_.idle_connection_ttl) return conn;
     }
     return nullptr;
   }
 
-  void put_idle(std::unique_ptr<Connection> conn) {
+  void put_idle(std::shared_ptr<Connection> conn) {
     conn->idle_since = std::chrono::steady_clock::now();
     const std::lock_guard lock(mutex_);
     if (!closed_) idle_.push_back(std::move(conn));
@@ -264,39 +366,51 @@ class HttpClientImpl final : public HttpClient {
   }
 
   // Runs on `strand`, which becomes the connection's strand.
-  asio::awaitable<boost::system::result<std::unique_ptr<Connection>>> connect(
+  asio::awaitable<boost::system::result<std::shared_ptr<Connection>>> connect(
       asio::any_io_executor strand) {
-    using Connected = boost::system::result<std::unique_ptr<Connection>>;
+    using Connected = boost::system::result<std::shared_ptr<Connection>>;
     auto resolved = co_await resolve(strand);
     if (!resolved) co_return Connected(resolved.error());
 
-    PlainStream tcp_stream(strand);
-    tcp_stream.expires_after(options_.connect_timeout);
-    auto [ec, ep] = co_await tcp_stream.async_connect(*resolved, as_tuple(use_awaitable));
-    if (ec) co_return Connected(detail::map_transport_error(ec, Phase::connect, false));
-    tcp_stream.socket().set_option(tcp::no_delay(true), ec);
+    auto conn = Connection::make(strand);
+    auto& socket = std::get<ClientPlainStream>(conn->stream);
+    conn->watchdog.set(options_.connect_timeout);
+    auto [ec, ep] = co_await asio::async_connect(socket, *resolved, as_tuple(use_awaitable));
+    if (ec) {
+      conn->watchdog.clear();
+      co_return Connected(
+          detail::map_transport_error(timed(ec, conn->watchdog), Phase::connect, false));
+    }
+    socket.set_option(tcp::no_delay(true), ec);
     opened_.fetch_add(1, std::memory_order_relaxed);
 
-    if (!endpoint_.tls) co_return std::make_unique<Connection>(strand, std::move(tcp_stream));
+    if (!endpoint_.tls) {
+      conn->watchdog.clear();
+      co_return conn;
+    }
 
-    TlsStream tls_stream(std::move(tcp_stream), *tls_);
+    ClientPlainStream connected = std::move(socket);
+    auto& tls_stream = conn->stream.emplace<ClientTlsStream>(std::move(connected), *tls_);
     const bool verify = !options_.tls.insecure_skip_verify;
     if (auto prep =
             detail::prepare_client_connection(tls_stream.native_handle(), verify_name_, verify)) {
+      conn->watchdog.clear();
       co_return Connected(prep);
     }
-    detail::set_deadline(tls_stream, options_.connect_timeout);
+    conn->watchdog.set(options_.connect_timeout);
     auto [hec] = co_await tls_stream.async_handshake(asio::ssl::stream_base::client,
                                                      as_tuple(use_awaitable));
+    conn->watchdog.clear();
     if (hec) {
-      error_code mapped = detail::map_transport_error(hec, Phase::handshake, false);
+      error_code mapped =
+          detail::map_transport_error(timed(hec, conn->watchdog), Phase::handshake, false);
       if (verify) mapped = detail::classify_handshake_error(tls_stream.native_handle(), mapped);
       log::debug(
           "http: TLS handshake failed",
           {{"host", endpoint_.host}, {"server_name", verify_name_}, {"error", mapped.message()}});
       co_return Connected(mapped);
     }
-    co_return std::make_unique<Connection>(strand, std::move(tls_stream));
+    co_return conn;
   }
 
   const asio::any_io_executor executor_;
@@ -308,7 +422,7 @@ class HttpClientImpl final : public HttpClient {
   detail::AsyncSemaphore slots_;  // one permit per allowed concurrent request
 
   mutable std::mutex mutex_;  // owns idle_ and closed_
-  std::vector<std::unique_ptr<Connection>> idle_;
+  std::vector<std::shared_ptr<Connection>> idle_;
   bool closed_ = false;
 
   std::atomic<std::uint64_t> opened_{0};
@@ -318,6 +432,17 @@ class HttpClientImpl final : public HttpClient {
 };
 
 }  // namespace
+
+asio::awaitable<boost::system::result<HttpResponse>> HttpClient::request_streamed(HttpRequest req,
+                                                                                  BodySink& sink) {
+  auto response = co_await request(std::move(req));
+  if (response && response->status / 100 == 2) {
+    const std::string body = std::move(response->body);
+    response->body.clear();
+    if (auto ec = sink.on_body(body)) co_return ec;
+  }
+  co_return response;
+}
 
 Result<HttpEndpoint> HttpEndpoint::parse(std::string_view url) {
   auto parsed = boost::urls::parse_uri(url);

@@ -84,6 +84,16 @@ class HttpStream {
   Headers headers_;
 };
 
+// Receives the body of a successful response piece by piece as it arrives
+// (HttpClient::request_streamed).
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  // The next piece of the body; the view is valid during the call only. Returning an
+  // error ends the exchange with that error (the connection is closed, not reused).
+  virtual boost::system::error_code on_body(std::string_view piece) = 0;
+};
+
 class HttpClient : public std::enable_shared_from_this<HttpClient> {
  public:
   struct Stats {
@@ -105,6 +115,16 @@ class HttpClient : public std::enable_shared_from_this<HttpClient> {
   // keep-alive connection before any response byte arrives is resent once on a new
   // connection if it is idempotent (or was not fully written).
   virtual boost::asio::awaitable<boost::system::result<HttpResponse>> request(HttpRequest req) = 0;
+
+  // As request(), but the body of a 2xx response goes to `sink` piece by piece as it is
+  // read, instead of into HttpResponse::body (which stays empty): a large response is
+  // processed while it arrives and is never held whole. Bodies of other statuses are
+  // read whole into HttpResponse::body as by request(). The sink is called on the
+  // connection's strand while the caller waits, only after the response header, and
+  // only on the attempt that is returned (a request resent after a stale pooled
+  // connection failed had delivered nothing). The default reads the whole body first.
+  virtual boost::asio::awaitable<boost::system::result<HttpResponse>> request_streamed(
+      HttpRequest req, BodySink& sink);
 
   // Sends a request on a new connection and returns once the response header arrived;
   // the body is then read piece by piece from the stream (any status code).

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/message.hpp>
@@ -17,8 +18,12 @@
 namespace aop::net::detail {
 
 namespace beast = boost::beast;
+// The server's transports: Beast's tcp_stream with its per-operation timeouts.
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+// The client's: a bare socket, deadlines kept by a Watchdog (net/detail/watchdog.hpp).
+using ClientPlainStream = boost::asio::ip::tcp::socket;
+using ClientTlsStream = beast::ssl_stream<boost::asio::ip::tcp::socket>;
 
 // Deadlines: Beast's tcp_stream closes the socket when one passes. Other stream types
 // (in-memory test streams) have no timer.
@@ -46,6 +51,14 @@ inline void close_transport(PlainStream& s) {
 }
 inline void close_transport(TlsStream& s) {
   beast::get_lowest_layer(s).close();
+}
+inline void close_transport(ClientPlainStream& s) {
+  boost::system::error_code ignored;
+  s.close(ignored);
+}
+inline void close_transport(ClientTlsStream& s) {
+  boost::system::error_code ignored;
+  beast::get_lowest_layer(s).close(ignored);
 }
 template <class Stream>
 void close_transport(Stream& s) {

@@ -423,6 +423,88 @@ TEST_F(Loopback, LargeResponseBeyondBeastsDefaultLimit) {
   EXPECT_EQ(res->body.size(), body.size());
 }
 
+// Collects what request_streamed delivers; fails with `fail_at` after that many bytes.
+class CollectingSink final : public BodySink {
+ public:
+  boost::system::error_code on_body(std::string_view piece) override {
+    ++pieces;
+    text.append(piece);
+    if (fail_at != 0 && text.size() >= fail_at) return Errc::invalid_json;
+    return {};
+  }
+  std::string text;
+  std::size_t pieces = 0;
+  std::size_t fail_at = 0;
+};
+
+TEST_F(Loopback, StreamedRequestDeliversLargeBodiesInPiecesAndOtherStatusesWhole) {
+  Router router;
+  std::string body;
+  for (int i = 0; body.size() < (3u << 20); ++i) body += "{\"n\":" + std::to_string(i) + "}\n";
+  router.add(Method::get, "/list",
+             [&](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
+               co_await w.respond(text(200, body));
+             });
+  router.add(Method::get, "/chunked",
+             [&](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
+               co_await w.start_stream(200, json_headers());
+               for (std::size_t at = 0; at < body.size(); at += 100000) {
+                 co_await w.write_chunk(body.substr(at, 100000));
+               }
+               co_await w.end_stream();
+             });
+  router.add(Method::get, "/missing",
+             [](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
+               co_await w.respond(text(404, "{\"reason\":\"NotFound\"}"));
+             });
+  start(std::move(router));
+  auto c = client();
+  for (const char* target : {"/list", "/chunked"}) {
+    CollectingSink sink;
+    HttpRequest req;
+    req.target = target;
+    auto res = io.run(c->request_streamed(std::move(req), sink));
+    ASSERT_TRUE(res) << res.error().message();
+    EXPECT_EQ(res->status, 200);
+    EXPECT_TRUE(res->body.empty());
+    EXPECT_EQ(sink.text.size(), body.size()) << target;
+    EXPECT_TRUE(sink.text == body) << target;
+    EXPECT_GT(sink.pieces, 10u) << "delivered as it arrives, not at the end";
+  }
+  CollectingSink sink;
+  HttpRequest req;
+  req.target = "/missing";
+  auto res = io.run(c->request_streamed(std::move(req), sink));
+  ASSERT_TRUE(res) << res.error().message();
+  EXPECT_EQ(res->status, 404);
+  EXPECT_EQ(res->body, "{\"reason\":\"NotFound\"}");
+  EXPECT_EQ(sink.pieces, 0u);
+}
+
+TEST_F(Loopback, StreamedRequestEndsWithTheSinksError) {
+  Router router;
+  const std::string body(1u << 20, 'x');
+  router.add(Method::get, "/list",
+             [&](const ServerRequest&, ResponseWriter& w) -> asio::awaitable<void> {
+               co_await w.respond(text(200, body));
+             });
+  start(std::move(router));
+  auto c = client();
+  CollectingSink sink;
+  sink.fail_at = 1000;
+  HttpRequest req;
+  req.target = "/list";
+  auto res = io.run(c->request_streamed(std::move(req), sink));
+  ASSERT_FALSE(res);
+  EXPECT_EQ(res.error(), Errc::invalid_json);
+  EXPECT_LT(sink.text.size(), body.size());
+  // The half-read connection is not reused.
+  auto again = get(*c, "/list");
+  ASSERT_TRUE(again) << again.error().message();
+  EXPECT_TRUE(again->body == body);
+  EXPECT_EQ(c->stats().connections_opened, 2u);
+}
+
 TEST_F(Loopback, StalePooledConnectionIsRetriedOnce) {
   Router router;
   router.add(Method::get, "/n",
