@@ -32,6 +32,8 @@
 
 #include <boost/json.hpp>
 
+#include "k8s/detail/object_encoding.hpp"
+
 namespace aop::k8s {
 namespace json = boost::json;
 
@@ -51,21 +53,19 @@ constexpr std::size_t kMaxInternedKeyLength = 40;
 // one huge object does not pin its size per thread.
 constexpr std::size_t kScratchKeepBytes = 1u << 20;
 
-constexpr std::string_view kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
-
-enum Tag : std::uint8_t {
-  kNull = 0x00,
-  kFalse = 0x01,
-  kTrue = 0x02,
-  kInt = 0x03,
-  kUint = 0x04,
-  kDouble = 0x05,
-  kString = 0x06,
-  kObject = 0x07,
-  kArray = 0x08,
-  kSmallInt = 0x40,     // 0x40 | value, value in 0..63
-  kShortString = 0x80,  // 0x80 | length, length in 0..127
-};
+using detail::Context;
+using detail::kArray;
+using detail::kDouble;
+using detail::kFalse;
+using detail::kInt;
+using detail::kNull;
+using detail::kObject;
+using detail::kShortString;
+using detail::kSmallInt;
+using detail::kString;
+using detail::kTrue;
+using detail::kUint;
+using detail::Tag;
 
 // --- the process-wide key table --------------------------------------------------
 
@@ -149,38 +149,76 @@ bool looks_like_field_name(std::string_view key) {
   return true;
 }
 
-// Fields whose values are maps with user-chosen keys: their keys are never interned.
-bool is_user_map_field(std::string_view key) {
-  return key == "labels" || key == "annotations" || key == "data" || key == "binaryData" ||
-         key == "stringData" || key == "matchLabels" || key == "nodeSelector";
-}
+// --- encoding from a JSON tree --------------------------------------------------------
 
-// --- varints -----------------------------------------------------------------------
+class Encoder {
+ public:
+  Encoder(std::string& out, const Transform& t) : w_(out), t_(t) {}
 
-std::size_t varint_size(std::uint64_t v) {
-  std::size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
+  void root(const json::object& o, const GroupVersionKind* fill) {
+    const std::size_t at = w_.begin_container(kObject);
+    std::uint64_t count = 0;
+    if (fill != nullptr) {
+      count += detail::write_kind_fill(w_, *fill, !o.contains("apiVersion"), !o.contains("kind"));
+    }
+    object_entries(o, Context::root, count);
+    w_.end_container(at, count);
   }
-  return n;
-}
 
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
+ private:
+  void value(const json::value& v, Context ctx) {
+    switch (v.kind()) {
+      case json::kind::null:
+        w_.null();
+        break;
+      case json::kind::bool_:
+        w_.boolean(v.get_bool());
+        break;
+      case json::kind::int64:
+        w_.int64(v.get_int64());
+        break;
+      case json::kind::uint64:
+        w_.uint64(v.get_uint64());
+        break;
+      case json::kind::double_:
+        w_.double_(v.get_double());
+        break;
+      case json::kind::string:
+        w_.string(v.get_string());
+        break;
+      case json::kind::array: {
+        const std::size_t at = w_.begin_container(kArray);
+        const auto& a = v.get_array();
+        for (const auto& e : a) value(e, Context::plain);
+        w_.end_container(at, a.size());
+        break;
+      }
+      case json::kind::object: {
+        const std::size_t at = w_.begin_container(kObject);
+        std::uint64_t count = 0;
+        object_entries(v.get_object(), ctx, count);
+        w_.end_container(at, count);
+        break;
+      }
+    }
   }
-  out.push_back(static_cast<char>(v));
-}
 
-void write_varint(char* dst, std::uint64_t v) {
-  while (v >= 0x80) {
-    *dst++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
+  void object_entries(const json::object& o, Context ctx, std::uint64_t& count) {
+    for (const auto& kv : o) {
+      const std::string_view k = kv.key();
+      const detail::KeyDecision d = detail::decide(ctx, k, t_);
+      if (d.drop) continue;
+      w_.key(k, ctx);
+      value(kv.value(), d.child);
+      ++count;
+    }
   }
-  *dst = static_cast<char>(v);
-}
+
+  detail::Writer w_;
+  const Transform& t_;
+};
+
+// --- reading -----------------------------------------------------------------------
 
 std::uint64_t get_varint(const std::uint8_t*& p) {
   std::uint64_t v = 0;
@@ -192,164 +230,6 @@ std::uint64_t get_varint(const std::uint8_t*& p) {
   v |= static_cast<std::uint64_t>(*p++) << shift;
   return v;
 }
-
-// --- encoding ----------------------------------------------------------------------
-
-enum class Context { root, metadata, annotations, user_map, plain };
-
-class Encoder {
- public:
-  Encoder(std::string& out, const Transform& t) : out_(out), t_(t) {}
-
-  void root(const json::object& o, const GroupVersionKind* fill) {
-    const bool add_api_version = fill != nullptr && !o.contains("apiVersion");
-    const bool add_kind = fill != nullptr && !o.contains("kind");
-    const std::size_t at = begin_container(kObject);
-    std::uint64_t count = 0;
-    if (add_api_version) {
-      key("apiVersion", Context::root);
-      string(fill->api_version());
-      ++count;
-    }
-    if (add_kind) {
-      key("kind", Context::root);
-      string(fill->kind);
-      ++count;
-    }
-    for (const auto& kv : o) {
-      const std::string_view k = kv.key();
-      if (t_.metadata_only && k != "apiVersion" && k != "kind" && k != "metadata") continue;
-      key(k, Context::root);
-      value(kv.value(), k == "metadata"        ? Context::metadata
-                        : is_user_map_field(k) ? Context::user_map
-                                               : Context::plain);
-      ++count;
-    }
-    end_container(at, count);
-  }
-
- private:
-  void value(const json::value& v, Context ctx) {
-    switch (v.kind()) {
-      case json::kind::null:
-        out_.push_back(static_cast<char>(kNull));
-        break;
-      case json::kind::bool_:
-        out_.push_back(static_cast<char>(v.get_bool() ? kTrue : kFalse));
-        break;
-      case json::kind::int64: {
-        const std::int64_t i = v.get_int64();
-        if (i >= 0 && i < 64) {
-          out_.push_back(static_cast<char>(kSmallInt | i));
-        } else {
-          out_.push_back(static_cast<char>(kInt));
-          put_varint(out_,
-                     (static_cast<std::uint64_t>(i) << 1) ^ static_cast<std::uint64_t>(i >> 63));
-        }
-        break;
-      }
-      case json::kind::uint64:
-        out_.push_back(static_cast<char>(kUint));
-        put_varint(out_, v.get_uint64());
-        break;
-      case json::kind::double_: {
-        out_.push_back(static_cast<char>(kDouble));
-        const double d = v.get_double();
-        char bytes[sizeof d];
-        std::memcpy(bytes, &d, sizeof d);
-        out_.append(bytes, sizeof d);
-        break;
-      }
-      case json::kind::string:
-        string(v.get_string());
-        break;
-      case json::kind::array: {
-        const std::size_t at = begin_container(kArray);
-        const auto& a = v.get_array();
-        for (const auto& e : a) value(e, Context::plain);
-        end_container(at, a.size());
-        break;
-      }
-      case json::kind::object:
-        object(v.get_object(), ctx);
-        break;
-    }
-  }
-
-  void object(const json::object& o, Context ctx) {
-    const std::size_t at = begin_container(kObject);
-    std::uint64_t count = 0;
-    for (const auto& kv : o) {
-      const std::string_view k = kv.key();
-      Context child = Context::plain;
-      if (ctx == Context::metadata) {
-        if (k == "managedFields" && t_.drop_managed_fields) continue;
-        if (k == "annotations") child = Context::annotations;
-      } else if (ctx == Context::annotations) {
-        if (k == kLastApplied && t_.drop_last_applied) continue;
-      }
-      if (child == Context::plain && ctx != Context::user_map && ctx != Context::annotations &&
-          is_user_map_field(k)) {
-        child = Context::user_map;
-      }
-      key(k, ctx);
-      value(kv.value(), child);
-      ++count;
-    }
-    end_container(at, count);
-  }
-
-  void key(std::string_view k, Context ctx) {
-    if (ctx != Context::user_map && ctx != Context::annotations && looks_like_field_name(k)) {
-      const std::int32_t id = KeyTable::instance().find_or_add(k);
-      if (id >= 0) {
-        put_varint(out_, (static_cast<std::uint64_t>(id) << 1) | 1);
-        return;
-      }
-    }
-    put_varint(out_, static_cast<std::uint64_t>(k.size()) << 1);
-    out_.append(k);
-  }
-
-  void string(std::string_view s) {
-    if (s.size() < 128) {
-      out_.push_back(static_cast<char>(kShortString | s.size()));
-    } else {
-      out_.push_back(static_cast<char>(kString));
-      put_varint(out_, s.size());
-    }
-    out_.append(s);
-  }
-
-  // Writes the tag and a two-byte placeholder for (L, count); end_container fills them
-  // in, moving the entries when the header needs more than two bytes.
-  std::size_t begin_container(Tag tag) {
-    out_.push_back(static_cast<char>(tag));
-    const std::size_t at = out_.size();
-    out_.append(2, '\0');
-    return at;
-  }
-
-  void end_container(std::size_t at, std::uint64_t count) {
-    const std::size_t body_begin = at + 2;
-    const std::size_t body = out_.size() - body_begin;
-    const std::size_t count_bytes = varint_size(count);
-    const std::uint64_t length = count_bytes + body;
-    const std::size_t length_bytes = varint_size(length);
-    const std::size_t shift = length_bytes + count_bytes - 2;
-    if (shift > 0) {
-      out_.resize(out_.size() + shift);
-      std::memmove(out_.data() + body_begin + shift, out_.data() + body_begin, body);
-    }
-    write_varint(out_.data() + at, length);
-    write_varint(out_.data() + at + length_bytes, count);
-  }
-
-  std::string& out_;
-  const Transform& t_;
-};
-
-// --- reading -----------------------------------------------------------------------
 
 void skip_value(const std::uint8_t*& p) {
   const std::uint8_t tag = *p++;
@@ -585,12 +465,22 @@ std::shared_ptr<const Object> encode(const json::value& v, const Transform& tran
   thread_local std::string scratch;
   scratch.clear();
   Encoder(scratch, transform).root(*o, fill);
-  std::unique_ptr<Object::Private> p(Object::Private::create(scratch));
+  ObjectPtr obj = detail::make_object(scratch);
   if (scratch.capacity() > kScratchKeepBytes) std::string().swap(scratch);
-  return std::make_shared<const Object>(std::move(p));
+  return obj;
 }
 
 }  // namespace
+
+std::int32_t detail::intern_key(std::string_view key) {
+  if (!looks_like_field_name(key)) return -1;
+  return KeyTable::instance().find_or_add(key);
+}
+
+ObjectPtr detail::make_object(std::string_view encoding) {
+  std::unique_ptr<Object::Private> p(Object::Private::create(encoding));
+  return std::make_shared<const Object>(std::move(p));
+}
 
 std::shared_ptr<const Object> Object::from_json(const json::value& v, const Transform& transform) {
   return encode(v, transform, nullptr);
@@ -697,6 +587,10 @@ std::size_t Object::memory_bytes() const {
 
 std::size_t Object::encoded_bytes() const {
   return p_->size;
+}
+
+std::string_view Object::encoding() const {
+  return {reinterpret_cast<const char*>(p_->data()), p_->size};
 }
 
 std::size_t interned_key_count() {

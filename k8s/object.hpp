@@ -86,6 +86,9 @@ class Object {
   std::size_t memory_bytes() const;
   // Bytes of the binary encoding alone.
   std::size_t encoded_bytes() const;
+  // The binary encoding itself (k8s/object.cpp describes it): equal encodings are equal
+  // objects. For tests and diagnostics.
+  std::string_view encoding() const;
 
   // Implementation detail, public for make_shared.
   struct Private;
