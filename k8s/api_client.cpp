@@ -87,4 +87,34 @@ boost::asio::awaitable<ApiResult<ListPage>> ApiClient::list_page(const GroupVers
   co_return ListPage{std::move(all->items), std::move(all->resource_version), {}};
 }
 
+boost::asio::awaitable<ApiResult<ObjectListPage>> ApiClient::list_objects_page(
+    const GroupVersionKind& gvk, std::string_view ns, const ListOptions& options,
+    std::string continue_token, Transform transform) {
+  auto page = co_await list_page(gvk, ns, options, std::move(continue_token));
+  if (!page) co_return page.error();
+  ObjectListPage out;
+  out.items.reserve(page->items.size());
+  for (auto& item : page->items) {
+    if (auto obj = Object::from_json(item, transform, gvk)) out.items.push_back(std::move(obj));
+    item = nullptr;  // free the tree as we go
+  }
+  out.resource_version = std::move(page->resource_version);
+  out.continue_token = std::move(page->continue_token);
+  co_return out;
+}
+
+boost::asio::awaitable<ApiResult<ObjectWatchEvent>> WatchStream::next_object(
+    const Transform& transform, const GroupVersionKind& kind) {
+  auto event = co_await next();
+  if (!event) co_return event.error();
+  ObjectWatchEvent out;
+  out.type = event->type;
+  if (event->type == WatchEvent::Type::error) {
+    out.status = std::move(event->object);
+  } else {
+    out.object = Object::from_json(event->object, transform, kind);
+  }
+  co_return out;
+}
+
 }  // namespace aop::k8s

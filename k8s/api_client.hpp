@@ -25,6 +25,7 @@
 #include <boost/json/value.hpp>
 #include <boost/system/result.hpp>
 
+#include "k8s/object.hpp"
 #include "k8s/resource.hpp"
 #include "net/backoff.hpp"
 
@@ -98,6 +99,14 @@ struct ListPage {
   std::string continue_token;    // "" on the last page
 };
 
+// One page of a LIST with its items decoded straight into cached objects
+// (ApiClient::list_objects_page).
+struct ObjectListPage {
+  std::vector<ObjectPtr> items;
+  std::string resource_version;  // of the list's snapshot
+  std::string continue_token;    // "" on the last page
+};
+
 struct WatchOptions {
   std::string label_selector;
   std::string field_selector;
@@ -118,6 +127,16 @@ struct WatchEvent {
   boost::json::value object;  // for error: the metav1.Status
 };
 
+// A watch event with its object decoded straight into the cache's encoding
+// (WatchStream::next_object).
+struct ObjectWatchEvent {
+  WatchEvent::Type type = WatchEvent::Type::added;
+  // The object, encoded with the caller's Transform (null when the event's object is
+  // not a JSON object). Not set for error events.
+  ObjectPtr object;
+  boost::json::value status;  // error events: the metav1.Status
+};
+
 // An open watch stream; events arrive in order. Destroying or closing it ends the
 // stream promptly, also while another coroutine is waiting in next().
 class WatchStream {
@@ -126,6 +145,12 @@ class WatchStream {
   // The next event; an ApiError with transport == operation_aborted after close(), and
   // with code 0 / transport == end of stream when the server ended it.
   virtual boost::asio::awaitable<ApiResult<WatchEvent>> next() = 0;
+  // As next(), with the object encoded with `transform` (apiVersion and kind filled from
+  // `kind` when missing) as it is read, without a JSON tree: what an informer caches.
+  // Use either next() or next_object() on a stream, and one transform throughout. The
+  // default encodes what next() returns.
+  virtual boost::asio::awaitable<ApiResult<ObjectWatchEvent>> next_object(
+      const Transform& transform, const GroupVersionKind& kind);
   virtual void close() = 0;
 };
 
@@ -166,6 +191,12 @@ class ApiClient {
                                                                 std::string_view ns,
                                                                 const ListOptions& options,
                                                                 std::string continue_token);
+  // As list_page, with the items encoded with `transform` (apiVersion and kind filled
+  // from `gvk`) while the response is read: no JSON tree of the page is ever built, and
+  // the response body is never held whole. The default encodes list_page's items.
+  virtual boost::asio::awaitable<ApiResult<ObjectListPage>> list_objects_page(
+      const GroupVersionKind& gvk, std::string_view ns, const ListOptions& options,
+      std::string continue_token, Transform transform);
   virtual boost::asio::awaitable<ApiResult<std::unique_ptr<WatchStream>>> watch(
       const GroupVersionKind& gvk, std::string_view ns, const WatchOptions& options) = 0;
   virtual boost::asio::awaitable<ApiResult<boost::json::value>> create(

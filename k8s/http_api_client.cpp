@@ -13,6 +13,7 @@
 #include "k8s/api_request.hpp"
 #include "k8s/base64.hpp"
 #include "k8s/kubeconfig.hpp"
+#include "k8s/object_stream.hpp"
 #include "net/error.hpp"
 #include "net/http_client.hpp"
 #include "net/json_stream.hpp"
@@ -157,9 +158,65 @@ class HttpWatchStream final : public WatchStream {
     co_return event;
   }
 
+  asio::awaitable<ApiResult<ObjectWatchEvent>> next_object(const Transform& transform,
+                                                           const GroupVersionKind& kind) override {
+    if (!objects_) objects_ = std::make_unique<WatchDecoder>(transform, kind);
+    while (next_ == decoded_.size()) {
+      decoded_.clear();
+      next_ = 0;
+      if (ended_) co_return end_error_;
+      auto piece = co_await stream_->read_some();
+      if (!piece) {
+        co_return end(error_from_transport(piece.error(), "reading the watch stream"));
+      }
+      boost::system::error_code ec;
+      if (piece->empty()) {
+        ec = objects_->finish(decoded_);
+        if (!ec) {
+          ApiError eos;
+          eos.transport = asio::error::eof;
+          eos.message = "the server ended the watch";
+          end(std::move(eos));
+          if (decoded_.empty()) co_return end_error_;
+          break;
+        }
+      } else {
+        ec = objects_->feed(*piece, decoded_);
+      }
+      if (ec) {
+        ApiError bad = error_from_transport(decoder_error(ec), "decoding the watch stream");
+        bad.message = objects_->error_message();
+        end(std::move(bad));
+        if (decoded_.empty()) co_return end_error_;
+      }
+    }
+    co_return to_object_event(decoded_[next_++]);
+  }
+
   void close() override { stream_->close(); }
 
  private:
+  // The stream decoder's errors as the net/ framer reports them.
+  static boost::system::error_code decoder_error(const boost::system::error_code& ec) {
+    if (ec == boost::system::errc::value_too_large) return net::Errc::value_too_large;
+    if (ec == json::error::incomplete) return net::Errc::incomplete_json;
+    return net::Errc::invalid_json;
+  }
+
+  static ApiResult<ObjectWatchEvent> to_object_event(DecodedWatchEvent& ev) {
+    ObjectWatchEvent out;
+    if (!ev.has_object || event_type_name(ev.type, out.type).empty()) {
+      return bad_object("malformed watch event: type \"" + ev.type.substr(0, 40) + "\"" +
+                        (ev.has_object ? "" : ", no object"));
+    }
+    if (out.type == WatchEvent::Type::error) {
+      out.status = std::move(ev.status);
+    } else {
+      out.object = std::move(ev.object);
+    }
+    return out;
+  }
+
   ApiError end(ApiError e) {
     ended_ = true;
     end_error_ = std::move(e);
@@ -182,6 +239,10 @@ class HttpWatchStream final : public WatchStream {
   std::shared_ptr<net::HttpStream> stream_;
   net::JsonStreamDecoder decoder_;
   std::deque<json::value> values_;  // decoded, not yet returned
+  // next_object(): events decoded straight into objects; decoded_[next_...] not yet returned.
+  std::unique_ptr<WatchDecoder> objects_;
+  std::vector<DecodedWatchEvent> decoded_;
+  std::size_t next_ = 0;
   bool ended_ = false;
   ApiError end_error_;
 };
@@ -296,6 +357,31 @@ class HttpApiClient final : public ApiClient {
     co_return page;
   }
 
+  asio::awaitable<ApiResult<ObjectListPage>> list_objects_page(const GroupVersionKind& gvk,
+                                                               std::string_view ns,
+                                                               const ListOptions& options,
+                                                               std::string continue_token,
+                                                               Transform transform) override {
+    const auto info = registry_.find(gvk);
+    if (!info) co_return unknown_kind(gvk);
+    Call call;
+    call.method = net::Method::get;
+    call.verb = "LIST";
+    call.target = resource_path(*info, ns) + list_query(options, continue_token);
+    if (options.metadata_only) call.accept = kAcceptMetadataList;
+    ListSink sink(transform, gvk);
+    auto response = co_await send(std::move(call), &sink);
+    if (!response) co_return response.error();
+    if (sink.decoder.finish()) {
+      co_return bad_object("the LIST response cannot be decoded: " + sink.decoder.error_message());
+    }
+    ObjectListPage page;
+    page.items = std::move(sink.decoder.items());
+    page.resource_version = sink.decoder.resource_version();
+    page.continue_token = sink.decoder.continue_token();
+    co_return page;
+  }
+
   asio::awaitable<ApiResult<std::unique_ptr<WatchStream>>> watch(
       const GroupVersionKind& gvk, std::string_view ns, const WatchOptions& options) override {
     const auto info = registry_.find(gvk);
@@ -397,6 +483,18 @@ class HttpApiClient final : public ApiClient {
     std::string body;
     std::string_view content_type;
     std::string_view accept;
+  };
+
+  // Decodes a 2xx LIST response while it is read. A body that is not valid JSON is read
+  // to its end all the same (the error is reported after the exchange, like a parse
+  // error of a whole body, and not retried).
+  struct ListSink final : net::BodySink {
+    ListSink(Transform t, const GroupVersionKind& gvk) : decoder(t, gvk) {}
+    boost::system::error_code on_body(std::string_view piece) override {
+      decoder.feed(piece);  // a failed decoder ignores the rest
+      return {};
+    }
+    ListDecoder decoder;
   };
 
   asio::awaitable<ApiResult<json::value>> get_json(std::string target) {
@@ -510,7 +608,9 @@ class HttpApiClient final : public ApiClient {
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 
-  asio::awaitable<ApiResult<net::HttpResponse>> send(Call call) {
+  // Sends with retries. With `sink`, the body of a 2xx response goes to it as it arrives
+  // (its decoder is reset before every attempt).
+  asio::awaitable<ApiResult<net::HttpResponse>> send(Call call, ListSink* sink = nullptr) {
     const std::string_view method_name = net::method_name(call.method);
     const bool read_only = call.method == net::Method::get;
     net::Backoff backoff(options_.retry_backoff);
@@ -523,7 +623,13 @@ class HttpApiClient final : public ApiClient {
       req->timeout = net::Duration(options_.request_timeout);
       co_await wait_for_limiter(call.verb);
       const auto started = std::chrono::steady_clock::now();
-      auto response = co_await http_->request(std::move(*req));
+      boost::system::result<net::HttpResponse> response;
+      if (sink != nullptr) {
+        sink->decoder.reset();
+        response = co_await http_->request_streamed(std::move(*req), *sink);
+      } else {
+        response = co_await http_->request(std::move(*req));
+      }
       ApiError error;
       std::optional<net::Duration> retry_after;
       bool sent = true;

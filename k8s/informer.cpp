@@ -120,9 +120,9 @@ asio::awaitable<void> run(std::shared_ptr<State> s) {
       lo.field_selector = s->options.field_selector;
       lo.limit = list->limit;
       lo.metadata_only = s->options.transform.metadata_only;
-      auto page =
-          co_await s->client.list_page(s->options.gvk, s->options.ns, lo, list->continue_token);
-      step = s->reflector.on_list_page(now(), std::move(page));
+      auto page = co_await s->client.list_objects_page(s->options.gvk, s->options.ns, lo,
+                                                       list->continue_token, s->options.transform);
+      step = s->reflector.on_object_page(now(), std::move(page));
     } else if (const auto* w = std::get_if<Reflector::WatchRequest>(&step.next)) {
       WatchOptions wo;
       wo.label_selector = s->options.label_selector;
@@ -150,8 +150,8 @@ asio::awaitable<void> run(std::shared_ptr<State> s) {
       if (w == nullptr) break;  // closed by stop()
       // The stream stays alive while we wait: only this coroutine destroys it
       // (close_watch); stop() merely closes it, which ends the wait.
-      auto event = co_await w->next();
-      step = s->reflector.on_event(now(), std::move(event));
+      auto event = co_await w->next_object(s->options.transform, s->options.gvk);
+      step = s->reflector.on_object_event(now(), std::move(event));
     } else if (const auto* sleep = std::get_if<Reflector::Sleep>(&step.next)) {
       log_failure(*s, sleep->delay);
       s->timer.expires_after(sleep->delay);

@@ -16,15 +16,6 @@ bool refuses_streaming_list(const ApiError& e) {
          e.code == 501;
 }
 
-std::string_view string_at(const json::value& v, std::string_view a, std::string_view b) {
-  const auto* o = v.if_object();
-  if (o == nullptr) return {};
-  const auto* inner = o->if_contains(a);
-  if (inner == nullptr || !inner->is_object()) return {};
-  const auto* s = inner->as_object().if_contains(b);
-  return s != nullptr && s->is_string() ? std::string_view(s->get_string()) : std::string_view{};
-}
-
 // The ApiError a watch ERROR event carries (its object is a metav1.Status).
 ApiError status_error(const json::value& status) {
   ApiError e;
@@ -139,6 +130,19 @@ Reflector::Step Reflector::store_list(std::string resource_version) {
 }
 
 Reflector::Step Reflector::on_list_page(net::TimePoint now, ApiResult<ListPage> page) {
+  if (!page) return on_object_page(now, page.error());
+  ObjectListPage objects;
+  objects.items.reserve(page->items.size());
+  for (auto& item : page->items) {
+    if (auto obj = encode(item)) objects.items.push_back(std::move(obj));
+  }
+  page->items.clear();
+  objects.resource_version = std::move(page->resource_version);
+  objects.continue_token = std::move(page->continue_token);
+  return on_object_page(now, std::move(objects));
+}
+
+Reflector::Step Reflector::on_object_page(net::TimePoint now, ApiResult<ObjectListPage> page) {
   if (phase_ != Phase::listing) return {{}, Stopped{}};
   if (!page) {
     const ApiError& e = page.error();
@@ -152,10 +156,13 @@ Reflector::Step Reflector::on_list_page(net::TimePoint now, ApiResult<ListPage> 
     continue_token_.clear();
     return fail(now, Resume::relist, e);
   }
-  for (const auto& item : page->items) {
-    if (auto obj = encode(item)) pending_.push_back(std::move(obj));
+  if (pending_.empty()) {
+    pending_ = std::move(page->items);
+  } else {
+    pending_.insert(pending_.end(), std::make_move_iterator(page->items.begin()),
+                    std::make_move_iterator(page->items.end()));
   }
-  page->items.clear();
+  std::erase(pending_, nullptr);
   if (!page->continue_token.empty()) {
     continue_token_ = page->continue_token;
     return {{}, ListRequest{continue_token_, config_.page_size}};
@@ -190,6 +197,18 @@ Reflector::Step Reflector::on_watch_opened(net::TimePoint now, const ApiResult<v
 }
 
 Reflector::Step Reflector::on_event(net::TimePoint now, ApiResult<WatchEvent> event) {
+  if (!event) return on_object_event(now, event.error());
+  ObjectWatchEvent ev;
+  ev.type = event->type;
+  if (ev.type == WatchEvent::Type::error) {
+    ev.status = std::move(event->object);
+  } else {
+    ev.object = encode(event->object);
+  }
+  return on_object_event(now, std::move(ev));
+}
+
+Reflector::Step Reflector::on_object_event(net::TimePoint now, ApiResult<ObjectWatchEvent> event) {
   if (phase_ != Phase::watching) return {{}, Stopped{}};
   if (!event) {
     const ApiError& e = event.error();
@@ -202,19 +221,13 @@ Reflector::Step Reflector::on_event(net::TimePoint now, ApiResult<WatchEvent> ev
   return apply_event(now, *event);
 }
 
-Reflector::Step Reflector::apply_event(net::TimePoint now, WatchEvent& event) {
+Reflector::Step Reflector::apply_event(net::TimePoint now, ObjectWatchEvent& event) {
   switch (event.type) {
     case WatchEvent::Type::bookmark: {
-      std::string rv(string_at(event.object, "metadata", "resourceVersion"));
+      const ObjectPtr& bookmark = event.object;
+      std::string rv(bookmark != nullptr ? bookmark->resource_version() : std::string_view{});
       if (initial_) {
-        const auto* md =
-            event.object.is_object() ? event.object.as_object().if_contains("metadata") : nullptr;
-        const json::value* ann =
-            md != nullptr && md->is_object() ? md->as_object().if_contains("annotations") : nullptr;
-        const json::value* end = ann != nullptr && ann->is_object()
-                                     ? ann->as_object().if_contains(kInitialEventsEnd)
-                                     : nullptr;
-        if (end != nullptr && end->is_string() && end->get_string() == "true") {
+        if (bookmark != nullptr && bookmark->annotation(kInitialEventsEnd) == "true") {
           return store_list(std::move(rv));
         }
         return {{}, ReadEvent{}};
@@ -223,7 +236,7 @@ Reflector::Step Reflector::apply_event(net::TimePoint now, WatchEvent& event) {
       return {{}, ReadEvent{}};
     }
     case WatchEvent::Type::error: {
-      const ApiError e = status_error(event.object);
+      const ApiError e = status_error(event.status);
       if (e.gone()) ++stats_.relists_gone;
       return fail(now, e.gone() || initial_ ? Resume::relist : Resume::rewatch, e);
     }
@@ -232,7 +245,7 @@ Reflector::Step Reflector::apply_event(net::TimePoint now, WatchEvent& event) {
     case WatchEvent::Type::deleted:
       break;
   }
-  ObjectPtr obj = encode(event.object);
+  ObjectPtr obj = std::move(event.object);
   if (!obj) return {{}, ReadEvent{}};  // not an object: nothing to apply
   ++watch_events_;
   if (initial_) {

@@ -113,11 +113,17 @@ class Reflector {
 
   Step start(net::TimePoint now);
   Step on_list_page(net::TimePoint now, ApiResult<ListPage> page);
+  // The same with the items already encoded with config().transform and gvk
+  // (ApiClient::list_objects_page): what the informer uses.
+  Step on_object_page(net::TimePoint now, ApiResult<ObjectListPage> page);
   Step on_watch_opened(net::TimePoint now, const ApiResult<void>& opened);
   Step on_event(net::TimePoint now, ApiResult<WatchEvent> event);
+  // The same with the object already encoded (WatchStream::next_object).
+  Step on_object_event(net::TimePoint now, ApiResult<ObjectWatchEvent> event);
   Step on_wake(net::TimePoint now);
   Step stop();
 
+  const ReflectorConfig& config() const { return config_; }
   Phase phase() const { return phase_; }
   bool has_synced() const { return synced_; }
   // The resourceVersion the next watch resumes from.
@@ -137,7 +143,7 @@ class Reflector {
   Step fail(net::TimePoint now, Resume resume, const ApiError& error);
   // Replaces the store with pending_: a list (or the initial events) is complete.
   Step store_list(std::string resource_version);
-  Step apply_event(net::TimePoint now, WatchEvent& event);
+  Step apply_event(net::TimePoint now, ObjectWatchEvent& event);
   std::chrono::seconds watch_timeout();
   ObjectPtr encode(const boost::json::value& v) const;
 

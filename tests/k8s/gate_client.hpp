@@ -61,6 +61,14 @@ class GateClient final : public k8s::ApiClient {
     if (!ok) co_return unreachable();
     co_return co_await inner_.list_page(gvk, ns, options, std::move(continue_token));
   }
+  boost::asio::awaitable<k8s::ApiResult<k8s::ObjectListPage>> list_objects_page(
+      const k8s::GroupVersionKind& gvk, std::string_view ns, const k8s::ListOptions& options,
+      std::string continue_token, k8s::Transform transform) override {
+    const bool ok = co_await pass();
+    if (!ok) co_return unreachable();
+    co_return co_await inner_.list_objects_page(gvk, ns, options, std::move(continue_token),
+                                                transform);
+  }
   boost::asio::awaitable<k8s::ApiResult<std::unique_ptr<k8s::WatchStream>>> watch(
       const k8s::GroupVersionKind& gvk, std::string_view ns,
       const k8s::WatchOptions& options) override {
@@ -120,6 +128,12 @@ class GateClient final : public k8s::ApiClient {
     }
     boost::asio::awaitable<k8s::ApiResult<k8s::WatchEvent>> next() override {
       auto e = co_await inner_->next();
+      if (gate_.mode_ != Mode::open) co_return unreachable();
+      co_return e;
+    }
+    boost::asio::awaitable<k8s::ApiResult<k8s::ObjectWatchEvent>> next_object(
+        const k8s::Transform& transform, const k8s::GroupVersionKind& kind) override {
+      auto e = co_await inner_->next_object(transform, kind);
       if (gate_.mode_ != Mode::open) co_return unreachable();
       co_return e;
     }
