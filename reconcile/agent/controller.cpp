@@ -9,8 +9,15 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include "k8s/informer_factory.hpp"
@@ -91,6 +98,32 @@ std::string severity_name(Severity s) {
   return s == Severity::warning ? "Warning" : "Error";
 }
 
+// Runs `fn` on `pool` and resumes the awaiting coroutine on its own executor with the
+// result (or the exception `fn` threw): CPU-heavy work off the io threads.
+template <class R>
+asio::awaitable<R> on_pool(asio::thread_pool& pool, std::function<R()> fn) {
+  return asio::async_initiate<const asio::use_awaitable_t<>&, void(std::exception_ptr, R)>(
+      [&pool](auto handler, std::function<R()> f) {
+        auto work = asio::make_work_guard(asio::get_associated_executor(handler));
+        asio::post(pool, [handler = std::move(handler), work = std::move(work),
+                          f = std::move(f)]() mutable {
+          std::exception_ptr error;
+          R result{};
+          try {
+            result = f();
+          } catch (...) {
+            error = std::current_exception();
+          }
+          const auto ex = work.get_executor();
+          asio::dispatch(
+              ex, [handler = std::move(handler), error, result = std::move(result)]() mutable {
+                std::move(handler)(error, std::move(result));
+              });
+        });
+      },
+      asio::use_awaitable, std::move(fn));
+}
+
 // The owned kinds' caches as the apply engine reads them.
 class OwnedCaches final : public runtime::ObjectCache {
  public:
@@ -131,6 +164,13 @@ struct StepsOutcome {
   std::map<std::pair<Kind, k8s::ObjectKey>, json::object> written_workloads;
 };
 
+// One planning pass, as the compute pool returns it.
+struct Planned {
+  RootPlan plan;
+  bool missed = false;              // contents of referenced Secrets/ConfigMaps to read first
+  std::vector<std::string> hashes;  // per step: content hash of an applied object, else ""
+};
+
 struct Readiness {
   bool ready = false;
   std::string reason;
@@ -151,7 +191,8 @@ struct AgentController::Impl {
   void forget(const std::string& key);
 
   asio::awaitable<ReconcileResult> reconcile(std::string key);
-  asio::awaitable<StepsOutcome> apply_steps(const std::string& key, const std::vector<Step>& steps);
+  asio::awaitable<StepsOutcome> apply_steps(const std::string& key, const std::vector<Step>& steps,
+                                            const std::vector<std::string>& hashes);
   Readiness readiness(const DesiredState& desired, const StepsOutcome& applied) const;
   asio::awaitable<std::string> write_status(const k8s::ObjectPtr& agent,
                                             const runtime::StatusUpdate& update);
@@ -186,6 +227,11 @@ struct AgentController::Impl {
   std::map<std::string, Reported> reported;
   std::map<std::string, std::uint64_t> reconciles_by_root;
   std::atomic<std::uint64_t> reconciles{0};
+
+  // Planning (discovery, rendering, gzip, hashing) runs here, never on the io threads,
+  // so watch events and API answers do not wait behind renders. Declared last: it joins
+  // before the members its work reads are destroyed.
+  asio::thread_pool compute{std::max(1u, std::thread::hardware_concurrency())};
 };
 
 AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions o)
@@ -357,11 +403,26 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
   // Plan; contents of referenced Secrets/ConfigMaps not at hand are read and the plan
   // made again (live_view.hpp).
   RootPlan plan;
+  std::vector<std::string> hashes;  // the apply engine's content hash of each step's object
   std::optional<std::string> read_error;
   for (int pass = 1;; ++pass) {
-    PlanningAssets assets(caches, contents);
-    plan = plan_root(*agent, view, assets, options.agent);
-    if (!assets.missed()) break;
+    std::function<Planned()> make_plan = [&] {
+      Planned p;
+      PlanningAssets assets(caches, contents);
+      p.plan = plan_root(*agent, view, assets, options.agent);
+      p.missed = assets.missed();
+      if (!p.missed) {
+        for (const auto& step : p.plan.desired.steps) {
+          p.hashes.push_back(step.action == Step::Action::apply ? engine->content_hash(step.object)
+                                                                : std::string());
+        }
+      }
+      return p;
+    };
+    Planned planned = co_await on_pool<Planned>(compute, std::move(make_plan));
+    plan = std::move(planned.plan);
+    hashes = std::move(planned.hashes);
+    if (!planned.missed) break;
     if (pass >= kMaxPlanPasses) {
       read_error = "referenced Secrets or ConfigMaps changed while being read; will retry";
       break;
@@ -401,7 +462,7 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
   const bool run_steps =
       !read_error && (plan.failed == FailedStage::none || plan.failed == FailedStage::render);
   if (run_steps) {
-    applied = co_await apply_steps(key, plan.desired.steps);
+    applied = co_await apply_steps(key, plan.desired.steps, hashes);
     // Not leading (or shutting down): nothing more to write, and nothing to report.
     if (applied.write_blocked) co_return ReconcileResult::ok();
   }
@@ -476,8 +537,9 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
   co_return ReconcileResult::ok();
 }
 
-asio::awaitable<StepsOutcome> AgentController::Impl::apply_steps(const std::string& key,
-                                                                 const std::vector<Step>& steps) {
+asio::awaitable<StepsOutcome> AgentController::Impl::apply_steps(
+    const std::string& key, const std::vector<Step>& steps,
+    const std::vector<std::string>& hashes) {
   StepsOutcome out;
   // Returns false when the steps must stop.
   auto absorb = [&out](runtime::ApplyReport report) {
@@ -521,6 +583,7 @@ asio::awaitable<StepsOutcome> AgentController::Impl::apply_steps(const std::stri
         req.root = key;
         while (i < steps.size() && steps[i].action == Step::Action::apply) {
           req.desired.push_back(steps[i].object);
+          if (i < hashes.size()) req.hashes.push_back(hashes[i]);
           ++i;
         }
         runtime::ApplyReport report = co_await engine->apply(std::move(req));

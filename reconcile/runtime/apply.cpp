@@ -632,8 +632,8 @@ struct ApplyEngine::Impl {
   }
 
   // Applies one desired object. Returns false when it failed (or writes are blocked).
-  boost::asio::awaitable<bool> apply_one(const json::object& desired, const std::string& root,
-                                         ApplyReport& report) {
+  boost::asio::awaitable<bool> apply_one(const json::object& desired, const std::string& hash,
+                                         const std::string& root, ApplyReport& report) {
     const auto gvk = gvk_of(desired);
     const json::object* md = nullptr;
     if (const auto* v = desired.if_contains("metadata")) md = v->if_object();
@@ -646,7 +646,6 @@ struct ApplyEngine::Impl {
     }
     const GroupKind gk = GroupKind::of(*gvk);
     const std::string rkey = record_key(gk, key);
-    const std::string hash = hash_of(desired);
 
     // Owned kinds are read from their cache; a kind without one costs a GET.
     k8s::ObjectPtr live;
@@ -942,8 +941,13 @@ boost::asio::awaitable<ApplyReport> ApplyEngine::apply(ApplyRequest request) {
       }
     }
   }
-  for (const auto& desired : request.desired) {
-    const bool ok = co_await impl_->apply_one(desired, request.root, report);
+  std::vector<std::string> hashes = std::move(request.hashes);
+  if (hashes.size() != request.desired.size()) {
+    hashes.clear();
+    for (const auto& desired : request.desired) hashes.push_back(impl_->hash_of(desired));
+  }
+  for (std::size_t i = 0; i < request.desired.size(); ++i) {
+    const bool ok = co_await impl_->apply_one(request.desired[i], hashes[i], request.root, report);
     if (report.write_blocked) co_return report;
     if (!ok) {
       failed = true;
@@ -964,14 +968,14 @@ boost::asio::awaitable<ApplyReport> ApplyEngine::apply(ApplyRequest request) {
   Impl::Expectation e;
   e.deadline = std::chrono::steady_clock::now() + impl_->options.expectation_timeout;
   if (!failed) {
-    for (const auto& desired : request.desired) {
+    for (std::size_t i = 0; i < request.desired.size(); ++i) {
+      const json::object& desired = request.desired[i];
       const auto gvk = gvk_of(desired);
       const json::object* md = nullptr;
       if (const auto* v = desired.if_contains("metadata")) md = v->if_object();
       if (!gvk || !md || !impl_->cache.has(GroupKind::of(*gvk))) continue;
-      e.present.push_back({GroupKind::of(*gvk),
-                           {string_at(*md, "namespace"), string_at(*md, "name")},
-                           impl_->hash_of(desired)});
+      e.present.push_back(
+          {GroupKind::of(*gvk), {string_at(*md, "namespace"), string_at(*md, "name")}, hashes[i]});
     }
   }
   for (auto& d : deleted) {

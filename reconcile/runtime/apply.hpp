@@ -134,6 +134,9 @@ struct ApplyRequest {
   std::string root;                          // the root key, for logs
   std::vector<boost::json::object> desired;  // applied in this order
   std::optional<PruneScope> prune;           // nullopt: delete nothing
+  // content_hash() of each desired object when the caller has them already (computed
+  // off the io threads, or cached); any other size: the engine computes them.
+  std::vector<std::string> hashes;
 };
 
 struct ApplyReport {
