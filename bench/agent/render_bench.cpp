@@ -6,11 +6,14 @@
 
 #include <boost/json.hpp>
 
+#include "bench/agent/scale_root.hpp"
 #include "reconcile/agent/config.hpp"
 #include "reconcile/agent/decode.hpp"
+#include "reconcile/agent/encoding.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/memory_cluster.hpp"
 #include "reconcile/agent/objects.hpp"
+#include "reconcile/agent/root.hpp"
 
 namespace {
 
@@ -117,6 +120,68 @@ void BM_ReconcilePureCore(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ReconcilePureCore)->Unit(benchmark::kMillisecond);
+
+// ---- one root shaped like the scale benchmark's (bench/agent/scale_root.hpp) ----------
+
+// plan_root() from scratch: what every reconcile of such a root costs without caching.
+void BM_ScaleRootPlan(benchmark::State& state) {
+  aop::bench::ScaleRoot root;
+  const agent::Options options;
+  const auto a = root.agent();
+  std::size_t steps = 0;
+  for (auto _ : state) {
+    auto plan = agent::plan_root(a, root.cluster(), root.cluster(), options);
+    steps = plan.desired.steps.size();
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["steps"] = static_cast<double>(steps);
+}
+BENCHMARK(BM_ScaleRootPlan)->Unit(benchmark::kMillisecond);
+
+// The parts: discovery (listing and decoding ~600 monitors), the metrics config render,
+// and gzip of the rendered text.
+void BM_ScaleRootDiscover(benchmark::State& state) {
+  aop::bench::ScaleRoot root;
+  const agent::Options options;
+  const auto a = root.agent();
+  for (auto _ : state) {
+    auto d = agent::discover(a, root.cluster(), options);
+    benchmark::DoNotOptimize(d);
+  }
+}
+BENCHMARK(BM_ScaleRootDiscover)->Unit(benchmark::kMillisecond);
+
+void BM_ScaleRootRenderMetrics(benchmark::State& state) {
+  aop::bench::ScaleRoot root;
+  const agent::Options options;
+  const auto d = agent::discover(root.agent(), root.cluster(), options);
+  const auto assets = agent::resolve_assets(d.hierarchy, root.cluster()).value();
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    auto cfg = agent::render_metrics_config(d.hierarchy, assets, options);
+    bytes = cfg.value().text.size();
+    benchmark::DoNotOptimize(cfg);
+  }
+  state.counters["config_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_ScaleRootRenderMetrics)->Unit(benchmark::kMillisecond);
+
+void BM_ScaleRootGzip(benchmark::State& state) {
+  aop::bench::ScaleRoot root;
+  const agent::Options options;
+  const auto d = agent::discover(root.agent(), root.cluster(), options);
+  const auto assets = agent::resolve_assets(d.hierarchy, root.cluster()).value();
+  const std::string text = agent::render_metrics_config(d.hierarchy, assets, options).value().text;
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    auto z = agent::gzip_compress(text);
+    bytes = z.size();
+    benchmark::DoNotOptimize(z);
+  }
+  state.counters["config_bytes"] = static_cast<double>(text.size());
+  state.counters["gzip_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_ScaleRootGzip)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

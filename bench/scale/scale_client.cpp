@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <zlib.h>
 
@@ -162,7 +163,29 @@ void run_threads(asio::io_context& io, unsigned threads) {
 
 // ---- sync ------------------------------------------------------------------------------
 
+// --memory-report: when each cache synced and where the synced process's memory is, on
+// stderr (for profiling; the driver does not use it).
+void report_memory(const std::vector<std::unique_ptr<k8s::Informer>>& informers) {
+  std::size_t objects = 0, object_bytes = 0, encoded = 0;
+  for (const auto& i : informers) {
+    for (const auto& o : i->store().list()) {
+      ++objects;
+      object_bytes += o->memory_bytes();
+      encoded += o->encoded_bytes();
+    }
+  }
+  const struct mallinfo2 mi = mallinfo2();
+  std::fprintf(stderr,
+               "memory: %zu objects, %.1f MB in objects (%.1f MB encoded), heap in use %.1f MB, "
+               "heap free %.1f MB, mmapped %.1f MB\n",
+               objects, static_cast<double>(object_bytes) / 1e6, static_cast<double>(encoded) / 1e6,
+               static_cast<double>(mi.uordblks) / 1e6, static_cast<double>(mi.fordblks) / 1e6,
+               static_cast<double>(mi.hblkhd) / 1e6);
+}
+
 int run_sync(const Args& args) {
+  const auto started = Clock::now();
+  const bool memory_report = args.get("memory-report") == "1";
   const auto config = load_config(args.need("kubeconfig"));
   const bool metadata_secrets = args.get("metadata-secrets") == "1";
   const unsigned threads =
@@ -203,12 +226,23 @@ int run_sync(const Args& args) {
         }
         for (auto& i : informers) i->start();
         asio::steady_timer timer(co_await asio::this_coro::executor);
+        std::vector<double> synced_ms(informers.size(), -1);
         for (;;) {
           bool all = true;
-          for (auto& i : informers) all = all && i->has_synced();
+          for (std::size_t i = 0; i < informers.size(); ++i) {
+            const bool done = informers[i]->has_synced();
+            if (done && synced_ms[i] < 0) synced_ms[i] = ms_between(started, Clock::now());
+            all = all && done;
+          }
           if (all) break;
           timer.expires_after(2ms);  // poll: has_synced has no notification
           co_await timer.async_wait(asio::use_awaitable);
+        }
+        if (memory_report) {
+          for (std::size_t i = 0; i < informers.size(); ++i) {
+            std::fprintf(stderr, "synced %s after %.0f ms\n",
+                         informers[i]->options().gvk.kind.c_str(), synced_ms[i]);
+          }
         }
         std::size_t objects = 0;
         for (auto& i : informers) objects += i->store().size();
@@ -216,6 +250,7 @@ int run_sync(const Args& args) {
         synced.store(true);
         std::printf("synced %zu\n", objects);
         std::fflush(stdout);
+        if (memory_report) report_memory(informers);
         std::uint64_t last = 0;
         for (;;) {
           timer.expires_after(50ms);
@@ -591,7 +626,7 @@ int main(int argc, char** argv) {
   aop::net::log::set_output(stderr);
   aop::net::log::configure(aop::net::log::Level::warn, aop::net::log::Format::text);
   const std::string cmd = argc > 1 ? argv[1] : "";
-  if (cmd == "sync") return run_sync(Args(argc, argv, {"metadata-secrets"}));
+  if (cmd == "sync") return run_sync(Args(argc, argv, {"metadata-secrets", "memory-report"}));
   if (cmd == "floor") return run_floor(Args(argc, argv, {}));
   if (cmd == "churn") return run_churn(Args(argc, argv, {}));
   std::cerr << "usage: scale_client sync|floor|churn ... (see bench/scale/scale_client.cpp)\n";
