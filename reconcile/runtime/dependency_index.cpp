@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include <boost/json.hpp>
 
@@ -259,6 +260,150 @@ void DependencyIndex::remove(const std::string& root) {
   m.ids.erase(it);
 }
 
+// --- read windows ----------------------------------------------------------------------
+
+namespace {
+
+// Noted events kept for open windows at most; older ones are dropped and the windows
+// that needed them take every change of dependencies as a missed event.
+constexpr std::size_t kMaxNoted = 1 << 16;
+
+// Whether `deps` select an object of `kind` with this namespace, name and labels
+// (`ns_labels`: those of its namespace, when known).
+bool selects(const RootDependencies& deps, const GroupKind& kind, std::string_view ns,
+             std::string_view name, const k8s::LabelView& labels, const Labels* ns_labels) {
+  for (const auto& o : deps.objects) {
+    if (o.kind == kind && o.key.ns == ns && o.key.name == name) return true;
+  }
+  for (const auto& s : deps.selections) {
+    if (s.kind != kind || s.selector.matches_nothing()) continue;
+    switch (s.scope) {
+      case NamespaceScope::one:
+        if (s.ns == ns && s.selector.matches(labels)) return true;
+        break;
+      case NamespaceScope::all:
+        if (s.selector.matches(labels)) return true;
+        break;
+      case NamespaceScope::selected:
+        if (ns_labels != nullptr && s.namespace_selector.matches(k8s::MapLabels(*ns_labels)) &&
+            s.selector.matches(labels)) {
+          return true;
+        }
+        break;
+    }
+  }
+  return false;
+}
+
+// Whether a change of a Namespace's labels moves it into or out of a namespace rule.
+bool namespace_rule_flips(const RootDependencies& deps, const k8s::ObjectPtr& old_ns,
+                          const k8s::ObjectPtr& new_ns) {
+  const std::optional<Labels> before =
+      old_ns ? std::optional<Labels>(labels_of(*old_ns)) : std::nullopt;
+  const std::optional<Labels> after =
+      new_ns ? std::optional<Labels>(labels_of(*new_ns)) : std::nullopt;
+  for (const auto& s : deps.selections) {
+    if (s.scope != NamespaceScope::selected || s.selector.matches_nothing()) continue;
+    const bool was = before && s.namespace_selector.matches(k8s::MapLabels(*before));
+    const bool is = after && s.namespace_selector.matches(k8s::MapLabels(*after));
+    if (was != is) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+DependencyIndex::ReadWindow::ReadWindow(ReadWindow&& other) noexcept
+    : index_(std::exchange(other.index_, nullptr)), ticket_(other.ticket_) {}
+
+DependencyIndex::ReadWindow& DependencyIndex::ReadWindow::operator=(ReadWindow&& other) noexcept {
+  if (this != &other) {
+    if (index_ != nullptr) index_->close_window(ticket_);
+    index_ = std::exchange(other.index_, nullptr);
+    ticket_ = other.ticket_;
+  }
+  return *this;
+}
+
+DependencyIndex::ReadWindow::~ReadWindow() {
+  if (index_ != nullptr) index_->close_window(ticket_);
+}
+
+DependencyIndex::ReadWindow DependencyIndex::open_read_window() const {
+  const std::lock_guard lock(window_mutex_);
+  const std::uint64_t ticket = next_seq_;
+  open_tickets_.insert(ticket);
+  open_windows_.fetch_add(1);
+  return ReadWindow(this, ticket);
+}
+
+void DependencyIndex::close_window(std::uint64_t ticket) const {
+  const std::lock_guard lock(window_mutex_);
+  if (const auto it = open_tickets_.find(ticket); it != open_tickets_.end()) {
+    open_tickets_.erase(it);
+    open_windows_.fetch_sub(1);
+  }
+  if (open_tickets_.empty()) {
+    noted_.clear();
+    return;
+  }
+  const std::uint64_t oldest = *open_tickets_.begin();
+  while (!noted_.empty() && noted_.front().seq < oldest) noted_.pop_front();
+}
+
+void DependencyIndex::note(const GroupKind& kind, const k8s::ObjectPtr& old_obj,
+                           const k8s::ObjectPtr& new_obj) const {
+  // Zero here means no window opened before this event's object reached the cache: a
+  // window opened later reads the object itself.
+  if (open_windows_.load() == 0) return;
+  const std::lock_guard lock(window_mutex_);
+  if (open_tickets_.empty()) return;
+  noted_.push_back(Noted{next_seq_++, kind, old_obj, new_obj});
+  if (noted_.size() > kMaxNoted) {
+    dropped_through_ = noted_.front().seq;
+    noted_.pop_front();
+  }
+}
+
+DependencyIndex::SetResult DependencyIndex::set(const std::string& root, RootDependencies deps,
+                                                const ReadWindow& window) {
+  SetResult r;
+  r.changed = set(root, std::move(deps));
+  if (!r.changed || window.index_ != this) return r;
+  std::vector<Noted> noted;
+  {
+    const std::lock_guard lock(window_mutex_);
+    if (window.ticket_ <= dropped_through_) {
+      r.missed_event = true;  // some of its events were dropped: assume the worst
+      return r;
+    }
+    for (auto it = noted_.rbegin(); it != noted_.rend() && it->seq >= window.ticket_; ++it) {
+      noted.push_back(*it);
+    }
+  }
+  const GroupKind namespace_kind{"", "Namespace"};
+  const std::shared_lock lock(mutex_);
+  const auto id = impl_->ids.find(root);
+  if (id == impl_->ids.end()) return r;
+  const RootDependencies& d = impl_->roots[id->second]->deps;
+  for (const auto& n : noted) {
+    if (n.kind == namespace_kind && namespace_rule_flips(d, n.old_obj, n.new_obj)) {
+      r.missed_event = true;
+      return r;
+    }
+    for (const auto* obj : {n.old_obj.get(), n.new_obj.get()}) {
+      if (obj == nullptr) continue;
+      const auto ns = impl_->namespaces.find(std::string(obj->ns()));
+      const Labels* ns_labels = ns != impl_->namespaces.end() ? &ns->second : nullptr;
+      if (selects(d, n.kind, obj->ns(), obj->name(), obj->labels(), ns_labels)) {
+        r.missed_event = true;
+        return r;
+      }
+    }
+  }
+  return r;
+}
+
 std::vector<std::string> DependencyIndex::affected(const GroupKind& kind, std::string_view ns,
                                                    std::string_view name,
                                                    const k8s::LabelView& labels) const {
@@ -345,6 +490,7 @@ k8s::EventHandler dependents_event_handler(const DependencyIndex& index, GroupKi
   h.on_update = [&index, kind, enqueue](const k8s::ObjectPtr& old_obj,
                                         const k8s::ObjectPtr& new_obj) {
     if (!old_obj || !new_obj) return;
+    index.note(kind, old_obj, new_obj);
     for (const auto& root : index.affected(kind, new_obj->ns(), new_obj->name(), old_obj->labels(),
                                            new_obj->labels())) {
       enqueue(root);
@@ -353,6 +499,7 @@ k8s::EventHandler dependents_event_handler(const DependencyIndex& index, GroupKi
   auto one = [&index, kind = std::move(kind),
               enqueue = std::move(enqueue)](const k8s::ObjectPtr& obj) {
     if (!obj) return;
+    index.note(kind, nullptr, obj);
     for (const auto& root : index.affected(kind, obj->ns(), obj->name(), obj->labels())) {
       enqueue(root);
     }
@@ -367,6 +514,7 @@ k8s::EventHandler namespace_event_handler(DependencyIndex& index, Enqueue enqueu
   auto notify = [&index, kind, enqueue = std::move(enqueue)](const k8s::ObjectPtr& old_obj,
                                                              const k8s::ObjectPtr& new_obj) {
     const k8s::ObjectPtr& any = new_obj ? new_obj : old_obj;
+    index.note(kind, old_obj, new_obj);
     std::optional<Labels> before, after;
     if (old_obj) before = labels_of(*old_obj);
     if (new_obj) after = labels_of(*new_obj);

@@ -27,9 +27,12 @@
 #include <atomic>
 #include <compare>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -112,6 +115,44 @@ class DependencyIndex {
   std::vector<std::string> namespace_changed(std::string_view name, const Labels* old_labels,
                                              const Labels* new_labels);
 
+  // The window between a reconcile's reading the caches and its set(). An event in it
+  // is looked up against the dependencies recorded before: one that only the new
+  // dependencies select finds no root and would be lost (the first reconcile of a new
+  // root does not see an object created while it rendered). Open a window before
+  // reading and pass it to set(): events noted (note()) while it was open are matched
+  // against the new dependencies. Closing (destroying) it forgets them.
+  class ReadWindow {
+   public:
+    ReadWindow() = default;
+    ReadWindow(ReadWindow&& other) noexcept;
+    ReadWindow& operator=(ReadWindow&& other) noexcept;
+    ReadWindow(const ReadWindow&) = delete;
+    ReadWindow& operator=(const ReadWindow&) = delete;
+    ~ReadWindow();
+
+   private:
+    friend class DependencyIndex;
+    ReadWindow(const DependencyIndex* index, std::uint64_t ticket)
+        : index_(index), ticket_(ticket) {}
+    const DependencyIndex* index_ = nullptr;
+    std::uint64_t ticket_ = 0;
+  };
+  ReadWindow open_read_window() const;
+
+  // An event on an object of `kind` (add: old null; delete: new null), noted for the
+  // open windows; a no-op while none is open. Call it before looking the event up (the
+  // handlers below do).
+  void note(const GroupKind& kind, const k8s::ObjectPtr& old_obj,
+            const k8s::ObjectPtr& new_obj) const;
+
+  struct SetResult {
+    bool changed = false;  // as set() above
+    // The dependencies changed and an event noted while `window` was open falls into
+    // the new ones: run the root again (it may not have seen that object).
+    bool missed_event = false;
+  };
+  SetResult set(const std::string& root, RootDependencies deps, const ReadWindow& window);
+
   // What is recorded for `root` (empty when unknown). For tests and debugging.
   RootDependencies dependencies(const std::string& root) const;
   std::size_t root_count() const;
@@ -124,6 +165,20 @@ class DependencyIndex {
   std::unique_ptr<Impl> impl_;
   mutable std::shared_mutex mutex_;  // owns *impl_
   mutable std::atomic<std::uint64_t> examined_{0};
+
+  // Events noted while read windows are open, oldest first (see ReadWindow).
+  struct Noted {
+    std::uint64_t seq;
+    GroupKind kind;
+    k8s::ObjectPtr old_obj, new_obj;
+  };
+  void close_window(std::uint64_t ticket) const;
+  mutable std::mutex window_mutex_;  // owns noted_, open_tickets_, next_seq_
+  mutable std::atomic<std::size_t> open_windows_{0};
+  mutable std::deque<Noted> noted_;
+  mutable std::multiset<std::uint64_t> open_tickets_;
+  mutable std::uint64_t next_seq_ = 1;
+  mutable std::uint64_t dropped_through_ = 0;  // noted events up to this seq were dropped
 };
 
 // The labels of an object as a map (metadata.labels), for Namespace events.

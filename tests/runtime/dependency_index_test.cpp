@@ -238,6 +238,84 @@ TEST(DependencyIndex, NamespaceHandlerCombinesSelectorRulesAndDirectReads) {
   EXPECT_EQ(index.affected(sm_kind(), "ns1", "m", sm->labels()), Roots{});
 }
 
+// A reconcile reads the caches, then records what it read. A member created in
+// between is looked up against the root's old dependencies (none, for a new root) and
+// finds nothing; the read window reports it so the root runs again.
+TEST(DependencyIndex, AnEventBetweenReadingAndRecordingIsNotLost) {
+  DependencyIndex index;
+  Roots enqueued;
+  auto h = dependents_event_handler(index, sm_kind(),
+                                    [&](const std::string& r) { enqueued.push_back(r); });
+  auto member = obj(R"({"metadata":{"namespace":"ns1","name":"m","labels":{"app":"x"}}})");
+  auto stranger = obj(R"({"metadata":{"namespace":"ns1","name":"s","labels":{"app":"z"}}})");
+
+  {  // the member arrives while the new root renders: missed, and said so
+    const auto window = index.open_read_window();
+    h.on_add(member);
+    EXPECT_EQ(enqueued, Roots{}) << "no root selects it yet";
+    const auto r = index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app=x")}), window);
+    EXPECT_TRUE(r.changed);
+    EXPECT_TRUE(r.missed_event);
+  }
+  {  // an object the new dependencies do not select: nothing missed
+    const auto window = index.open_read_window();
+    h.on_add(stranger);
+    const auto r =
+        index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app in (x,y)")}), window);
+    EXPECT_TRUE(r.changed);
+    EXPECT_FALSE(r.missed_event);
+  }
+  {  // unchanged dependencies saw the event themselves (it was enqueued): nothing to add
+    const auto window = index.open_read_window();
+    h.on_update(member, member);
+    EXPECT_EQ(enqueued, Roots{"ns1/root"});
+    const auto r =
+        index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app in (x,y)")}), window);
+    EXPECT_FALSE(r.changed);
+    EXPECT_FALSE(r.missed_event);
+  }
+  {  // an event before the window opened was in the caches the reconcile read
+    h.on_delete(member);
+    const auto window = index.open_read_window();
+    const auto r = index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app=x")}), window);
+    EXPECT_TRUE(r.changed);
+    EXPECT_FALSE(r.missed_event);
+  }
+}
+
+TEST(DependencyIndex, ANamespaceRelabelledWhileReadingIsNotLost) {
+  DependencyIndex index;
+  auto h = namespace_event_handler(index, [](const std::string&) {});
+  auto v1 = obj(R"({"metadata":{"name":"ns1","labels":{"team":"b"}}})");
+  auto v2 = obj(R"({"metadata":{"name":"ns1","labels":{"team":"a"}}})");
+  h.on_add(v1);
+  const auto window = index.open_read_window();
+  h.on_update(v1, v2);
+  const auto r = index.set("root", selecting({in_selected(sm_kind(), "team=a", "")}), window);
+  EXPECT_TRUE(r.missed_event);
+}
+
+TEST(DependencyIndex, EventsAreKeptOnlyWhileAWindowIsOpen) {
+  DependencyIndex index;
+  auto h = dependents_event_handler(index, sm_kind(), [](const std::string&) {});
+  auto member = obj(R"({"metadata":{"namespace":"ns1","name":"m","labels":{"app":"x"}}})");
+  auto first = index.open_read_window();
+  h.on_add(member);
+  {
+    // A window opened after the event does not see it; the older one still does.
+    const auto second = index.open_read_window();
+    EXPECT_FALSE(
+        index.set("ns1/b", selecting({in_ns(sm_kind(), "ns1", "app=x")}), second).missed_event);
+  }
+  EXPECT_TRUE(
+      index.set("ns1/a", selecting({in_ns(sm_kind(), "ns1", "app=x")}), first).missed_event);
+  first = DependencyIndex::ReadWindow();  // closed: nothing is kept any more
+  h.on_add(member);
+  const auto third = index.open_read_window();
+  EXPECT_FALSE(
+      index.set("ns1/c", selecting({in_ns(sm_kind(), "ns1", "app=x")}), third).missed_event);
+}
+
 TEST(DependencyIndex, OwnerHandlerEnqueuesTheOwningRoot) {
   Roots enqueued;
   auto h = owner_event_handler(GroupKind{"monitoring.grafana.com", "GrafanaAgent"}, true, true,
