@@ -176,18 +176,15 @@ class LeaderElectionSim : public ::testing::Test {
 TEST_F(LeaderElectionSim, ElectsExactlyOneAndFailsOverWhenTheLeaderStops) {
   ASSERT_TRUE(tst::wait_until([&] { return leaders() == 1; })) << "no leader elected";
   Contender* first = leader();
-  // Standbys only read the lease (their one create attempt at start-up, which lost the
-  // race, is all they ever wrote).
-  std::map<std::string, std::uint64_t> standby_writes;
-  for (const auto& c : contenders) {
-    if (c.get() != first) standby_writes[c->id] = sim.writes_by(c->id);
-  }
   int max_leaders = 0;
   run_for_writes(*first, 30, max_leaders);
   EXPECT_EQ(max_leaders, 1);
-  for (const auto& [id, writes] : standby_writes) {
-    EXPECT_LE(writes, 1u) << id;
-    EXPECT_EQ(sim.writes_by(id), writes) << id << " wrote without leading";
+  // Standbys only read the lease: their one create attempt at start-up, which lost the
+  // race (a slow standby may make it after the leader was elected), is all they wrote
+  // while the leader renewed 30 times.
+  for (const auto& c : contenders) {
+    if (c.get() == first) continue;
+    EXPECT_LE(sim.writes_by(c->id), 1u) << c->id << " wrote without leading";
   }
 
   // The leader dies without releasing the lease: its process stops renewing.
