@@ -65,7 +65,6 @@ using detail::kSmallInt;
 using detail::kString;
 using detail::kTrue;
 using detail::kUint;
-using detail::Tag;
 
 // --- the process-wide key table --------------------------------------------------
 

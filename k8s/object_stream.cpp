@@ -47,7 +47,7 @@ class Handler {
   enum class Mode { list, watch };
 
   Handler(Mode mode, Transform transform, GroupVersionKind kind)
-      : mode_(mode), transform_(transform), kind_(std::move(kind)), w_(buffer_) {}
+      : kind_(std::move(kind)), transform_(transform), mode_(mode), w_(buffer_) {}
 
   // --- results -----------------------------------------------------------------------
   std::vector<ObjectPtr> items;                      // list mode
@@ -432,28 +432,28 @@ class Handler {
     return ev;
   }
 
-  const Mode mode_;
+  const GroupVersionKind kind_;
   const Transform transform_;
   const Transform identity_{false, false, false};
-  const GroupVersionKind kind_;
+  const Mode mode_;
 
   // Outer level.
   std::vector<Outer> outer_;
-  Role role_ = Role::none;
   std::size_t skip_depth_ = 0;  // inside a skipped container, this deep
-  bool skip_next_ = false;      // the next value is dropped (by the Transform)
   std::string key_;             // parts of a key split across reads
   std::string text_;            // parts of a string split across reads
+  Role role_ = Role::none;
+  bool skip_next_ = false;  // the next value is dropped (by the Transform)
 
   // The object being encoded.
+  bool has_api_version_ = false;
+  bool has_kind_ = false;
+  Context next_ctx_ = Context::plain;
   std::string buffer_;
   detail::Writer w_;
   std::string fill_;
   std::vector<Frame> frames_;
   const Transform* t_ = &transform_;
-  Context next_ctx_ = Context::plain;
-  bool has_api_version_ = false;
-  bool has_kind_ = false;
 
   // Watch mode: the event being read.
   DecodedWatchEvent event_;
