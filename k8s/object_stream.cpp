@@ -123,12 +123,7 @@ class Handler {
   }
 
   bool on_object_end(std::size_t, error_code&) {
-    if (skip_end()) return true;
-    if (!frames_.empty()) {
-      end_container();
-      return true;
-    }
-    outer_.pop_back();
+    close_any();
     return true;
   }
 
@@ -159,12 +154,7 @@ class Handler {
   }
 
   bool on_array_end(std::size_t, error_code&) {
-    if (skip_end()) return true;
-    if (!frames_.empty()) {
-      end_container();
-      return true;
-    }
-    outer_.pop_back();
+    close_any();
     return true;
   }
 
@@ -430,6 +420,17 @@ class Handler {
       ev.object = Object::from_json(ev.object->to_json(), transform_, kind_);
     }
     return ev;
+  }
+
+  // The end of an object or array: a skipped one, one inside the object being encoded,
+  // or one of the outer levels.
+  void close_any() {
+    if (skip_end()) return;
+    if (!frames_.empty()) {
+      end_container();
+      return;
+    }
+    outer_.pop_back();
   }
 
   const GroupVersionKind kind_;
