@@ -230,8 +230,10 @@ struct AgentController::Impl {
 
   // Planning (discovery, rendering, gzip, hashing) runs here, never on the io threads,
   // so watch events and API answers do not wait behind renders. Declared last: it joins
-  // before the members its work reads are destroyed.
-  asio::thread_pool compute{std::max(1u, std::thread::hardware_concurrency())};
+  // before the members its work reads are destroyed. As many threads as can plan at
+  // once: one per worker, at most one per core.
+  asio::thread_pool compute{static_cast<std::size_t>(std::clamp(
+      ctx.workers, 1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))))};
 };
 
 AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions o)
