@@ -130,28 +130,8 @@ class HttpWatchStream final : public WatchStream {
         co_return end(error_from_transport(piece.error(), "reading the watch stream"));
       }
       std::vector<json::value> out;
-      boost::system::error_code ec;
-      if (piece->empty()) {
-        ec = decoder_.finish(out);
-        for (auto& v : out) values_.push_back(std::move(v));
-        if (!ec) {
-          ApiError eos;
-          eos.transport = asio::error::eof;
-          eos.message = "the server ended the watch";
-          end(std::move(eos));
-          if (values_.empty()) co_return end_error_;
-          break;
-        }
-      } else {
-        ec = decoder_.feed(*piece, out);
-        for (auto& v : out) values_.push_back(std::move(v));
-      }
-      if (ec) {
-        ApiError bad = error_from_transport(ec, "decoding the watch stream");
-        bad.message = decoder_.error_message();
-        end(std::move(bad));
-        if (values_.empty()) co_return end_error_;
-      }
+      absorb(decoder_, *piece, out, &same_error);
+      for (auto& v : out) values_.push_back(std::move(v));
     }
     ApiResult<WatchEvent> event = to_event(std::move(values_.front()));
     values_.pop_front();
@@ -169,26 +149,7 @@ class HttpWatchStream final : public WatchStream {
       if (!piece) {
         co_return end(error_from_transport(piece.error(), "reading the watch stream"));
       }
-      boost::system::error_code ec;
-      if (piece->empty()) {
-        ec = objects_->finish(decoded_);
-        if (!ec) {
-          ApiError eos;
-          eos.transport = asio::error::eof;
-          eos.message = "the server ended the watch";
-          end(std::move(eos));
-          if (decoded_.empty()) co_return end_error_;
-          break;
-        }
-      } else {
-        ec = objects_->feed(*piece, decoded_);
-      }
-      if (ec) {
-        ApiError bad = error_from_transport(decoder_error(ec), "decoding the watch stream");
-        bad.message = objects_->error_message();
-        end(std::move(bad));
-        if (decoded_.empty()) co_return end_error_;
-      }
+      absorb(*objects_, *piece, decoded_, &decoder_error);
     }
     co_return to_object_event(decoded_[next_++]);
   }
@@ -196,6 +157,34 @@ class HttpWatchStream final : public WatchStream {
   void close() override { stream_->close(); }
 
  private:
+  // Feeds what one read returned to `decoder` (an empty piece: the server ended the
+  // stream), its output going to `out`; ends the stream at its end or on bad bytes
+  // (what was decoded before is returned first).
+  template <class Decoder, class Out>
+  void absorb(Decoder& decoder, std::string_view piece, Out& out,
+              boost::system::error_code (*map_error)(const boost::system::error_code&)) {
+    boost::system::error_code ec;
+    if (piece.empty()) {
+      ec = decoder.finish(out);
+      if (!ec) {
+        ApiError eos;
+        eos.transport = asio::error::eof;
+        eos.message = "the server ended the watch";
+        end(std::move(eos));
+        return;
+      }
+    } else {
+      ec = decoder.feed(piece, out);
+    }
+    if (ec) {
+      ApiError bad = error_from_transport(map_error(ec), "decoding the watch stream");
+      bad.message = decoder.error_message();
+      end(std::move(bad));
+    }
+  }
+
+  static boost::system::error_code same_error(const boost::system::error_code& ec) { return ec; }
+
   // The stream decoder's errors as the net/ framer reports them.
   static boost::system::error_code decoder_error(const boost::system::error_code& ec) {
     if (ec == boost::system::errc::value_too_large) return net::Errc::value_too_large;
