@@ -318,11 +318,7 @@ class HttpApiClient final : public ApiClient {
                                                  std::string continue_token) override {
     const auto info = registry_.find(gvk);
     if (!info) co_return unknown_kind(gvk);
-    Call call;
-    call.method = net::Method::get;
-    call.verb = "LIST";
-    call.target = resource_path(*info, ns) + list_query(options, continue_token);
-    if (options.metadata_only) call.accept = kAcceptMetadataList;
+    Call call = list_call(*info, ns, options, continue_token);
     auto response = co_await send(std::move(call));
     if (!response) co_return response.error();
     boost::system::error_code ec;
@@ -353,11 +349,7 @@ class HttpApiClient final : public ApiClient {
                                                                Transform transform) override {
     const auto info = registry_.find(gvk);
     if (!info) co_return unknown_kind(gvk);
-    Call call;
-    call.method = net::Method::get;
-    call.verb = "LIST";
-    call.target = resource_path(*info, ns) + list_query(options, continue_token);
-    if (options.metadata_only) call.accept = kAcceptMetadataList;
+    Call call = list_call(*info, ns, options, continue_token);
     ListSink sink(transform, gvk);
     auto response = co_await send(std::move(call), &sink);
     if (!response) co_return response.error();
@@ -485,6 +477,17 @@ class HttpApiClient final : public ApiClient {
     }
     ListDecoder decoder;
   };
+
+  // A LIST of one page.
+  static Call list_call(const ResourceInfo& info, std::string_view ns, const ListOptions& options,
+                        const std::string& continue_token) {
+    Call call;
+    call.method = net::Method::get;
+    call.verb = "LIST";
+    call.target = resource_path(info, ns) + list_query(options, continue_token);
+    if (options.metadata_only) call.accept = kAcceptMetadataList;
+    return call;
+  }
 
   asio::awaitable<ApiResult<json::value>> get_json(std::string target) {
     Call call;
