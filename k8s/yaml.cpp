@@ -566,9 +566,29 @@ ScalarAnalysis analyze_scalar(std::string_view v) {
 
 enum class Style { plain, single_quoted, double_quoted, literal };
 
+// Most scalars of a generated config are identifiers, paths and label names: a letter
+// or '_' first, then letters, digits and "_./-". No such string is a number, a
+// timestamp or a base-60 float, none contains an indicator, a space or a break that
+// libyaml's analysis looks for, so only the short keywords below resolve to something
+// else: every other one is written plain (the full analysis gives the same answer).
+bool plainly_an_identifier(std::string_view s) {
+  if (s.empty()) return false;
+  const auto c0 = static_cast<unsigned char>(s.front());
+  if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_')) return false;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '/' || c == '-';
+    if (!ok) return false;
+  }
+  // The keywords ("null", "true", "FALSE", "yes", "off"...) are at most 5 bytes long.
+  return s.size() > 5 || (!v3_resolves_to_non_string(s) && !is_old_bool(s));
+}
+
 // go-yaml v3's encoder choice, then libyaml's yaml_emitter_select_scalar_style in block
 // context.
 Style select_style(std::string_view s, bool simple_key) {
+  if (plainly_an_identifier(s)) return Style::plain;
   Style style;
   if (s.find('\n') != std::string_view::npos) {
     style = Style::literal;
@@ -741,9 +761,20 @@ bool rune_is_digit(char32_t c) {
   return c >= '0' && c <= '9';
 }
 
-bool go_yaml_key_less(std::string_view a_str, std::string_view b_str) {
-  const auto ar = runes(a_str);
-  const auto br = runes(b_str);
+// The bytes of an ASCII string as runes, without decoding them into a vector.
+struct AsciiRunes {
+  std::string_view s;
+  char32_t operator[](std::size_t i) const { return static_cast<unsigned char>(s[i]); }
+  std::size_t size() const { return s.size(); }
+};
+
+bool is_ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; });
+}
+
+template <class Runes>
+bool runes_less(const Runes& ar, const Runes& br) {
   bool digits = false;
   for (std::size_t i = 0; i < ar.size() && i < br.size(); ++i) {
     if (ar[i] == br[i]) {
@@ -772,6 +803,14 @@ bool go_yaml_key_less(std::string_view a_str, std::string_view b_str) {
     return ar[i] < br[i];
   }
   return ar.size() < br.size();
+}
+
+bool go_yaml_key_less(std::string_view a_str, std::string_view b_str) {
+  // Keys are nearly always ASCII: compare their bytes, which are their runes.
+  if (is_ascii(a_str) && is_ascii(b_str)) {
+    return runes_less(AsciiRunes{a_str}, AsciiRunes{b_str});
+  }
+  return runes_less(runes(a_str), runes(b_str));
 }
 
 class Emitter {

@@ -177,6 +177,36 @@ TEST(YamlEmit, QuotesStringsThatReadAsOtherTypes) {
   EXPECT_EQ(emit_config(v), expected);
 }
 
+// Identifier-shaped strings (a letter or '_' first, then letters, digits and "_./-")
+// take a short path to plain style; the keywords among them must still be quoted.
+TEST(YamlEmit, IdentifierShapedStringsArePlainExceptKeywords) {
+  const auto v = json::parse(R"J({"a":"NULL","b":"Null","c":"FALSE","d":"False","e":"Y",
+    "f":"n","g":"Off","h":"NO","i":"NULLS","j":"Falsey","k":"yes-no","l":"on.off",
+    "m":"__meta_kubernetes_pod_label_app","n":"a/b.c-d_e","o":"x1","p":"_","q":"Yes",
+    "r":"ON","s":"trueish"})J");
+  const std::string expected =
+      "a: \"NULL\"\n"
+      "b: \"Null\"\n"
+      "c: \"FALSE\"\n"
+      "d: \"False\"\n"
+      "e: \"Y\"\n"
+      "f: \"n\"\n"
+      "g: \"Off\"\n"
+      "h: \"NO\"\n"
+      "i: NULLS\n"
+      "j: Falsey\n"
+      "k: yes-no\n"
+      "l: on.off\n"
+      "m: __meta_kubernetes_pod_label_app\n"
+      "\"n\": a/b.c-d_e\n"
+      "o: x1\n"
+      "p: _\n"
+      "q: \"Yes\"\n"
+      "r: \"ON\"\n"
+      "s: trueish\n";
+  EXPECT_EQ(emit_config(v), expected);
+}
+
 TEST(YamlEmit, MultiLineStringsAreLiteralBlocks) {
   const auto v = json::parse(R"({"a":"line1\nline2","b":"ends\n","c":["x\ny"],"d":"keep\n\n"})");
   const std::string expected =
@@ -206,6 +236,13 @@ TEST(YamlEmit, MapKeysInGoYamlNaturalOrder) {
   const auto v = json::parse(R"({"b":1,"a10":1,"a2":1,"A":1,"_x":1,"1":1,"a":1})");
   // Non-letters sort before letters; digit runs compare numerically.
   EXPECT_EQ(emit(v), "_x: 1\n\"1\": 1\nA: 1\na: 1\na2: 1\na10: 1\nb: 1\n");
+}
+
+TEST(YamlEmit, NonAsciiKeysSortByRunes) {
+  // "é" (U+00E9) is a letter to go-yaml and sorts after ASCII letters by code point;
+  // digit runs still compare numerically next to multi-byte runes.
+  const auto v = json::parse(R"({"é":1,"z":1,"é10":1,"é9":1,"_":1})");
+  EXPECT_EQ(emit(v), "_: 1\nz: 1\né: 1\né9: 1\né10: 1\n");
 }
 
 TEST(YamlEmit, EmptyCollectionsAndNullsInline) {
