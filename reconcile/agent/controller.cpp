@@ -404,7 +404,7 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
 
   // Events from here to index.set() are matched against the dependencies this plan
   // records, too (a member created while it renders is not lost).
-  const auto window = index.open_read_window();
+  auto window = index.open_read_window();
   // Plan; contents of referenced Secrets/ConfigMaps not at hand are read and the plan
   // made again (live_view.hpp).
   RootPlan plan;
@@ -439,7 +439,9 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
     }
   }
   // Watch what was read, also after a failure (6.8) and while paused.
-  if (index.set(key, index_dependencies(plan.dependencies), window).missed_event) enqueue(key);
+  if (index.set(key, index_dependencies(plan.dependencies), std::move(window)).missed_event) {
+    enqueue(key);
+  }
   {
     std::set<AssetObject> used;
     for (const auto& d : plan.dependencies.objects) {

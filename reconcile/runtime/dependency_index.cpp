@@ -266,7 +266,9 @@ namespace {
 
 // Noted events kept for open windows at most; older ones are dropped and the windows
 // that needed them take every change of dependencies as a missed event.
-constexpr std::size_t kMaxNoted = 1 << 16;
+// Windows last one planning pass, so this is rarely reached; it bounds the memory the
+// noted objects hold when a read stalls under heavy churn.
+constexpr std::size_t kMaxNoted = 1 << 14;
 
 // Whether `deps` select an object of `kind` with this namespace, name and labels
 // (`ns_labels`: those of its namespace, when known).
@@ -366,7 +368,7 @@ void DependencyIndex::note(const GroupKind& kind, const k8s::ObjectPtr& old_obj,
 }
 
 DependencyIndex::SetResult DependencyIndex::set(const std::string& root, RootDependencies deps,
-                                                const ReadWindow& window) {
+                                                ReadWindow window) {
   SetResult r;
   r.changed = set(root, std::move(deps));
   if (!r.changed || window.index_ != this) return r;

@@ -119,8 +119,8 @@ class DependencyIndex {
   // is looked up against the dependencies recorded before: one that only the new
   // dependencies select finds no root and would be lost (the first reconcile of a new
   // root does not see an object created while it rendered). Open a window before
-  // reading and pass it to set(): events noted (note()) while it was open are matched
-  // against the new dependencies. Closing (destroying) it forgets them.
+  // reading and hand it to set(), which closes it: events noted (note()) while it was
+  // open are matched against the new dependencies. Destroying it closes it too.
   class ReadWindow {
    public:
     ReadWindow() = default;
@@ -151,7 +151,7 @@ class DependencyIndex {
     // the new ones: run the root again (it may not have seen that object).
     bool missed_event = false;
   };
-  SetResult set(const std::string& root, RootDependencies deps, const ReadWindow& window);
+  SetResult set(const std::string& root, RootDependencies deps, ReadWindow window);
 
   // What is recorded for `root` (empty when unknown). For tests and debugging.
   RootDependencies dependencies(const std::string& root) const;

@@ -250,34 +250,36 @@ TEST(DependencyIndex, AnEventBetweenReadingAndRecordingIsNotLost) {
   auto stranger = obj(R"({"metadata":{"namespace":"ns1","name":"s","labels":{"app":"z"}}})");
 
   {  // the member arrives while the new root renders: missed, and said so
-    const auto window = index.open_read_window();
+    auto window = index.open_read_window();
     h.on_add(member);
     EXPECT_EQ(enqueued, Roots{}) << "no root selects it yet";
-    const auto r = index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app=x")}), window);
+    const auto r =
+        index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app=x")}), std::move(window));
     EXPECT_TRUE(r.changed);
     EXPECT_TRUE(r.missed_event);
   }
   {  // an object the new dependencies do not select: nothing missed
-    const auto window = index.open_read_window();
+    auto window = index.open_read_window();
     h.on_add(stranger);
-    const auto r =
-        index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app in (x,y)")}), window);
+    const auto r = index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app in (x,y)")}),
+                             std::move(window));
     EXPECT_TRUE(r.changed);
     EXPECT_FALSE(r.missed_event);
   }
   {  // unchanged dependencies saw the event themselves (it was enqueued): nothing to add
-    const auto window = index.open_read_window();
+    auto window = index.open_read_window();
     h.on_update(member, member);
     EXPECT_EQ(enqueued, Roots{"ns1/root"});
-    const auto r =
-        index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app in (x,y)")}), window);
+    const auto r = index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app in (x,y)")}),
+                             std::move(window));
     EXPECT_FALSE(r.changed);
     EXPECT_FALSE(r.missed_event);
   }
   {  // an event before the window opened was in the caches the reconcile read
     h.on_delete(member);
-    const auto window = index.open_read_window();
-    const auto r = index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app=x")}), window);
+    auto window = index.open_read_window();
+    const auto r =
+        index.set("ns1/root", selecting({in_ns(sm_kind(), "ns1", "app=x")}), std::move(window));
     EXPECT_TRUE(r.changed);
     EXPECT_FALSE(r.missed_event);
   }
@@ -289,9 +291,10 @@ TEST(DependencyIndex, ANamespaceRelabelledWhileReadingIsNotLost) {
   auto v1 = obj(R"({"metadata":{"name":"ns1","labels":{"team":"b"}}})");
   auto v2 = obj(R"({"metadata":{"name":"ns1","labels":{"team":"a"}}})");
   h.on_add(v1);
-  const auto window = index.open_read_window();
+  auto window = index.open_read_window();
   h.on_update(v1, v2);
-  const auto r = index.set("root", selecting({in_selected(sm_kind(), "team=a", "")}), window);
+  const auto r =
+      index.set("root", selecting({in_selected(sm_kind(), "team=a", "")}), std::move(window));
   EXPECT_TRUE(r.missed_event);
 }
 
@@ -303,17 +306,30 @@ TEST(DependencyIndex, EventsAreKeptOnlyWhileAWindowIsOpen) {
   h.on_add(member);
   {
     // A window opened after the event does not see it; the older one still does.
-    const auto second = index.open_read_window();
+    auto second = index.open_read_window();
     EXPECT_FALSE(
-        index.set("ns1/b", selecting({in_ns(sm_kind(), "ns1", "app=x")}), second).missed_event);
+        index.set("ns1/b", selecting({in_ns(sm_kind(), "ns1", "app=x")}), std::move(second))
+            .missed_event);
   }
-  EXPECT_TRUE(
-      index.set("ns1/a", selecting({in_ns(sm_kind(), "ns1", "app=x")}), first).missed_event);
-  first = DependencyIndex::ReadWindow();  // closed: nothing is kept any more
+  EXPECT_TRUE(index.set("ns1/a", selecting({in_ns(sm_kind(), "ns1", "app=x")}), std::move(first))
+                  .missed_event);
+  // set() closed both windows: nothing is noted any more.
   h.on_add(member);
-  const auto third = index.open_read_window();
-  EXPECT_FALSE(
-      index.set("ns1/c", selecting({in_ns(sm_kind(), "ns1", "app=x")}), third).missed_event);
+  auto third = index.open_read_window();
+  EXPECT_FALSE(index.set("ns1/c", selecting({in_ns(sm_kind(), "ns1", "app=x")}), std::move(third))
+                   .missed_event);
+}
+
+TEST(DependencyIndex, AWindowThatOutlivedItsNotedEventsAssumesItMissedOne) {
+  DependencyIndex index;
+  auto h = dependents_event_handler(index, sm_kind(), [](const std::string&) {});
+  auto stranger = obj(R"({"metadata":{"namespace":"ns9","name":"s","labels":{"app":"z"}}})");
+  auto window = index.open_read_window();
+  // More events than the index keeps for open windows (a stalled read under churn):
+  // the oldest are dropped, and with them the proof that none concerned this root.
+  for (int i = 0; i < 20000; ++i) h.on_update(stranger, stranger);
+  EXPECT_TRUE(index.set("ns1/a", selecting({in_ns(sm_kind(), "ns1", "app=x")}), std::move(window))
+                  .missed_event);
 }
 
 TEST(DependencyIndex, OwnerHandlerEnqueuesTheOwningRoot) {
