@@ -304,12 +304,45 @@ void BM_ListHttp(benchmark::State& state) {
 }
 BENCHMARK(BM_ListHttp)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Opens `watchers` watches of the default namespace's ConfigMaps from `rv`; each decodes
+// its stream until it has seen `events` events, then increments `finished`. The streams
+// are returned so that the caller keeps them open.
+asio::awaitable<std::vector<std::shared_ptr<aop::net::HttpStream>>> open_watchers(
+    aop::net::HttpClient& client, asio::io_context& io, std::string rv, int watchers, int events,
+    std::atomic<int>& finished) {
+  std::vector<std::shared_ptr<aop::net::HttpStream>> streams;
+  for (int w = 0; w < watchers; ++w) {
+    aop::net::HttpRequest wr;
+    wr.target = "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + rv;
+    auto st = co_await client.open_stream(wr);
+    if (!st) std::abort();
+    streams.push_back(*st);
+    asio::co_spawn(
+        io,
+        [st = *st, events, &finished]() -> asio::awaitable<void> {
+          aop::net::JsonStreamDecoder decoder;
+          std::vector<json::value> decoded;
+          int seen = 0;
+          while (seen < events) {
+            auto piece = co_await st->read_some();
+            if (!piece || piece->empty()) std::abort();
+            decoded.clear();
+            decoder.feed(*piece, decoded);
+            seen += static_cast<int>(decoded.size());
+          }
+          ++finished;
+        },
+        asio::detached);
+  }
+  co_return streams;
+}
+
 // End to end: `writers` concurrent clients update ConfigMaps through the API while
 // `watchers` clients each stream and decode every event. One iteration = 10,000 writes,
 // done when every watcher has decoded all 10,000 events.
 void BM_WatchFanoutHttp(benchmark::State& state) {
   const int watchers = static_cast<int>(state.range(0));
-  constexpr int kWrites = 10'000;
+  static constexpr int kWrites = 10'000;
   constexpr int kWriters = 16;
   ServerThread server([](ApiServer& api) {
     for (int i = 0; i < 1000; ++i) {
@@ -333,30 +366,7 @@ void BM_WatchFanoutHttp(benchmark::State& state) {
       const std::string rv(
           json::parse(list->body).at("metadata").at("resourceVersion").as_string());
       std::atomic<int> finished{0};
-      std::vector<std::shared_ptr<aop::net::HttpStream>> streams;
-      for (int w = 0; w < watchers; ++w) {
-        aop::net::HttpRequest wr;
-        wr.target = "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + rv;
-        auto st = co_await client->open_stream(wr);
-        if (!st) std::abort();
-        streams.push_back(*st);
-        asio::co_spawn(
-            io,
-            [st = *st, &finished]() -> asio::awaitable<void> {
-              aop::net::JsonStreamDecoder decoder;
-              std::vector<json::value> events;
-              int seen = 0;
-              while (seen < kWrites) {
-                auto piece = co_await st->read_some();
-                if (!piece || piece->empty()) std::abort();
-                events.clear();
-                decoder.feed(*piece, events);
-                seen += static_cast<int>(events.size());
-              }
-              ++finished;
-            },
-            asio::detached);
-      }
+      const auto streams = co_await open_watchers(*client, io, rv, watchers, kWrites, finished);
       const auto t0 = std::chrono::steady_clock::now();
       int next = 0;
       int writers_done = 0;
@@ -411,7 +421,7 @@ BENCHMARK(BM_WatchFanoutHttp)
 // clients that decode every event.
 void BM_WatchFanoutServerOnly(benchmark::State& state) {
   const int watchers = static_cast<int>(state.range(0));
-  constexpr int kEvents = 20'000;
+  static constexpr int kEvents = 20'000;
   aop::sim::SimServerOptions so;
   so.api.seed = 1;
   asio::io_context server_io{1};
@@ -438,29 +448,7 @@ void BM_WatchFanoutServerOnly(benchmark::State& state) {
       const std::string rv(
           json::parse(list->body).at("metadata").at("resourceVersion").as_string());
       std::atomic<int> finished{0};
-      std::vector<std::shared_ptr<aop::net::HttpStream>> streams;
-      for (int w = 0; w < watchers; ++w) {
-        aop::net::HttpRequest wr;
-        wr.target = "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + rv;
-        auto st = co_await client->open_stream(wr);
-        streams.push_back(*st);
-        asio::co_spawn(
-            io,
-            [st = *st, &finished]() -> asio::awaitable<void> {
-              aop::net::JsonStreamDecoder decoder;
-              std::vector<json::value> events;
-              int seen = 0;
-              while (seen < kEvents) {
-                auto piece = co_await st->read_some();
-                if (!piece || piece->empty()) std::abort();
-                events.clear();
-                decoder.feed(*piece, events);
-                seen += static_cast<int>(events.size());
-              }
-              ++finished;
-            },
-            asio::detached);
-      }
+      const auto streams = co_await open_watchers(*client, io, rv, watchers, kEvents, finished);
       const auto t0 = std::chrono::steady_clock::now();
       // Generate the events on the server thread, in batches so streams interleave.
       asio::post(server_io, [&sim, r = round] {
