@@ -1,6 +1,7 @@
 // Duration conversions; see duration.hpp.
 #include "reconcile/alloy/duration.hpp"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -89,6 +90,66 @@ std::optional<std::string> go_duration(std::string_view prometheus_text) {
     }
   }
   return out;
+}
+
+std::optional<std::int64_t> parse_go_duration(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") return 0;
+  if (s.empty()) return std::nullopt;
+  struct GoUnit {
+    std::string_view name;
+    long double ns;
+  };
+  static constexpr std::array<GoUnit, 8> kGoUnits = {{{"ns", 1},
+                                                      {"us", 1e3},
+                                                      {"\xC2\xB5s", 1e3},  // µs (micro sign)
+                                                      {"\xCE\xBCs", 1e3},  // μs (Greek mu)
+                                                      {"ms", 1e6},
+                                                      {"s", 1e9},
+                                                      {"m", 60e9},
+                                                      {"h", 3600e9}}};
+  long double total = 0;
+  while (!s.empty()) {
+    long double n = 0;
+    long double scale = 1;
+    bool digits = false;
+    bool fraction = false;
+    std::size_t i = 0;
+    for (; i < s.size(); ++i) {
+      if (s[i] >= '0' && s[i] <= '9') {
+        digits = true;
+        if (fraction) {
+          scale /= 10;
+          n += static_cast<long double>(s[i] - '0') * scale;
+        } else {
+          n = n * 10 + static_cast<long double>(s[i] - '0');
+        }
+      } else if (s[i] == '.' && !fraction) {
+        fraction = true;
+      } else {
+        break;
+      }
+    }
+    if (!digits) return std::nullopt;
+    s.remove_prefix(i);
+    std::size_t u = 0;
+    while (u < s.size() && s[u] != '.' && (s[u] < '0' || s[u] > '9')) ++u;
+    const auto unit = s.substr(0, u);
+    const auto* found = std::find_if(kGoUnits.begin(), kGoUnits.end(),
+                                     [&](const GoUnit& g) { return g.name == unit; });
+    if (u == 0 || found == kGoUnits.end()) return std::nullopt;
+    total += n * found->ns;
+    s.remove_prefix(u);
+  }
+  if (total > static_cast<long double>(std::numeric_limits<std::int64_t>::max())) {
+    return std::nullopt;
+  }
+  const auto ns = static_cast<std::int64_t>(total);
+  return negative ? -ns : ns;
 }
 
 std::string prometheus_duration_text(std::uint64_t ms) {

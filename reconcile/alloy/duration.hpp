@@ -20,6 +20,10 @@ std::optional<std::uint64_t> parse_prometheus_duration(std::string_view text);
 // nullopt when it does not parse.
 std::optional<std::string> go_duration(std::string_view prometheus_text);
 
+// Nanoseconds of a Go duration (`1h30m`, `1.5s`, `300ms`, `0`), as time.ParseDuration
+// reads it; nullopt when it does not parse or overflows int64.
+std::optional<std::int64_t> parse_go_duration(std::string_view text);
+
 // Prometheus's own text of a duration: `0s`; else `y` and `w` only when exact, then `d`,
 // `h`, `m`, `s`, `ms` when non-zero (90 s → `1m30s`, 7 d → `1w`, 8 d → `8d`).
 std::string prometheus_duration_text(std::uint64_t ms);

@@ -355,10 +355,12 @@ class Parser {
   static bool keyword(const std::string& s) { return s == "true" || s == "false" || s == "null"; }
 
   std::string identifier(std::string_view what) {
-    if (peek().kind != Tok::ident)
+    if (peek().kind != Tok::ident) {
       fail(peek().line, "expected " + std::string(what) + ", got " + describe(peek()));
-    if (keyword(peek().text))
+    }
+    if (keyword(peek().text)) {
       fail(peek().line, "keyword " + peek().text + " used as " + std::string(what));
+    }
     return take().text;
   }
 
@@ -388,8 +390,9 @@ class Parser {
       const bool ok = !l.empty() && letter(l[0]) && std::all_of(l.begin(), l.end(), [](char c) {
         return letter(c) || digit(c);
       }) && !keyword(l);
-      if (!ok)
+      if (!ok) {
         violations_.push_back({file_.key, line, "block label \"" + l + "\" is not an identifier"});
+      }
     }
     expect("{", "to open the body of " + b.name);
     skip_newlines();
@@ -398,8 +401,9 @@ class Parser {
       const Token& start = peek();
       std::string n = dotted_name();
       if (is_punct("=")) {
-        if (n.find('.') != std::string::npos)
+        if (n.find('.') != std::string::npos) {
           fail(start.line, "attribute name " + n + " contains '.'");
+        }
         take();
         Attribute a{std::move(n), expression(), start.line};
         if (!b.blocks.empty()) b.attribute_after_block = true;
@@ -507,8 +511,9 @@ class Parser {
         return v;
       }
       v.text = identifier("a reference");
-      if (!is_punct(".") && !is_punct("("))
+      if (!is_punct(".") && !is_punct("(")) {
         fail(t.line, "bare identifier " + v.text + " is not a reference");
+      }
       while (is_punct(".")) {
         take();
         v.text += "." + identifier("an identifier after '.'");

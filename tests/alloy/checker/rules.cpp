@@ -464,10 +464,12 @@ class ConfigChecker {
       }
     }
     if (id == "oauth2") {
-      if (str(b, "client_id").value_or("").empty())
+      if (str(b, "client_id").value_or("").empty()) {
         report(b.line, where + ": client_id is required");
-      if (str(b, "token_url").value_or("").empty())
+      }
+      if (str(b, "token_url").value_or("").empty()) {
         report(b.line, where + ": token_url is required");
+      }
       const int secrets =
           (b.attribute("client_secret") ? 1 : 0) + (b.attribute("client_secret_file") ? 1 : 0);
       if (secrets != 1) {
@@ -555,8 +557,9 @@ class ConfigChecker {
     if (action == "labelmap" && !relabel_target(replacement)) {
       bad("\"" + replacement + "\" is invalid replacement for labelmap action");
     }
-    if (action == "hashmod" && modulus == 0)
+    if (action == "hashmod" && modulus == 0) {
       bad("relabel action hashmod requires a non-zero modulus");
+    }
     if ((action == "labeldrop" || action == "labelkeep") &&
         (b.attribute("source_labels") || !target.empty() || modulus != 0 || !default_separator ||
          replacement != "$1")) {
@@ -578,8 +581,9 @@ class ConfigChecker {
       }
     } else if (id == "stage.tenant") {
       int set = 0;
-      for (const char* n : {"label", "source", "value"})
+      for (const char* n : {"label", "source", "value"}) {
         set += str(b, n).value_or("").empty() ? 0 : 1;
+      }
       if (set != 1) bad("exactly one of label, source and value must be set");
     } else if (id == "stage.match") {
       const std::string action = str(b, "action").value_or("keep");
@@ -591,8 +595,9 @@ class ConfigChecker {
           !b.attribute("longer_than")) {
         bad("at least one of source, expression, older_than and longer_than is required");
       }
-      if (b.attribute("value") && b.attribute("expression"))
+      if (b.attribute("value") && b.attribute("expression")) {
         bad("value and expression are exclusive");
+      }
       if (b.attribute("value") && !b.attribute("source")) bad("value requires source");
     } else if (id == "stage.timestamp") {
       if (const auto a = str(b, "action_on_failure"); a && *a != "fudge" && *a != "skip") {

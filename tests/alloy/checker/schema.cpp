@@ -116,7 +116,7 @@ std::map<std::string, Body, std::less<>> make_bodies() {
                              {"scrape_interval", K::duration},
                              {"scrape_timeout", K::duration},
                              {"metrics_path"},
-                             {"scheme", K::string, false, {"http", "https"}},
+                             {"scheme"},
                              {"sample_limit", K::integer},
                              {"target_limit", K::integer},
                              {"label_limit", K::integer},
