@@ -434,5 +434,54 @@ metadata: {name: Not_Valid}
             std::string::npos);
 }
 
+TEST_F(Preload, TheSameCrdTwiceIsCreatedOnceAndADifferentOneIsAnError) {
+  const std::string crd = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.t.example.com}
+spec:
+  group: t.example.com
+  scope: Namespaced
+  names: {plural: gadgets, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+)";
+  // Twice in one file, then again from a second preload (as --preload deploy/ --preload
+  // deploy/crds/ does): one CRD, no crash, and its resource is served.
+  write("twice.yaml", crd + "---\n" + crd +
+                          "---\napiVersion: t.example.com/v1\nkind: Gadget\n"
+                          "metadata: {name: g, namespace: default}\n");
+  write("again.yaml", crd);
+  auto n = api_.preload((dir_ / "twice.yaml").string());
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_EQ(*n, 2u);
+  auto again = api_.preload((dir_ / "again.yaml").string());
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, 0u);
+  get("/apis/t.example.com/v1/namespaces/default/gadgets/g");
+
+  std::string changed = crd;
+  changed.replace(changed.find("scope: Namespaced"), 17, "scope: Cluster");
+  write("changed.yaml", changed);
+  auto c = api_.preload((dir_ / "changed.yaml").string());
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find(
+                "CustomResourceDefinition gadgets.t.example.com is preloaded twice with "
+                "different specs"),
+            std::string::npos)
+      << c.error().message;
+
+  // Any other kind given twice fails with the API's AlreadyExists message, naming the file.
+  write("cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup}\n");
+  auto d = api_.preload((dir_ / "cm.yaml").string());
+  ASSERT_FALSE(d);
+  EXPECT_NE(d.error().message.find("cm.yaml (document 1)"), std::string::npos) << d.error().message;
+  EXPECT_NE(d.error().message.find("already exists"), std::string::npos) << d.error().message;
+}
+
 }  // namespace
 }  // namespace aop::sim::testing

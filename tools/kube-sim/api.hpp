@@ -202,6 +202,9 @@ class ApiServer {
   // owner uid -> dependents (storage key, object key)
   std::unordered_map<std::string, std::set<std::pair<std::string, std::string>>> dependents_;
   std::vector<WatcherPtr> watchers_;  // every open watch, for tick() and expiry
+  // CRD name -> spec as written in the preloaded file (before defaulting), so that the
+  // same CRD preloaded again is recognised as a repeat.
+  std::map<std::string, boost::json::value> preloaded_crd_specs_;
 
   // Statistics.
   std::uint64_t requests_total_ = 0;

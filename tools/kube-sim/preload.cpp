@@ -110,11 +110,31 @@ Result<std::size_t> ApiServer::preload(const std::string& path) {
         }
       }
     }
+    // create_object() takes the document: read what the error paths need first (obj
+    // refers into doc, which is empty after the move).
+    const std::string kind = str_field(obj, "kind");
+    const std::string name = str_field(metadata_of(obj), "name");
+    const bool is_crd = kind == "CustomResourceDefinition";
+    json::value spec;
+    if (is_crd && obj.contains("spec")) spec = obj.at("spec");
     auto r = create_object(std::move(doc), "kube-sim/preload");
     if (!r) {
-      if (r.error().reason == "AlreadyExists" && str_field(obj, "kind") == "Namespace") continue;
+      if (r.error().reason != "AlreadyExists") return make_error(where + ": " + r.error().message);
+      // The same Namespace or CRD in two preloaded trees (deploy/ and deploy/crds/, say)
+      // is created once; a CRD given twice with different specs is an error, since
+      // silently keeping either would hide which schema the fixture meant.
+      if (kind == "Namespace") continue;
+      if (is_crd) {
+        const auto first = preloaded_crd_specs_.find(name);
+        if (first != preloaded_crd_specs_.end() && first->second == spec) continue;
+        if (first != preloaded_crd_specs_.end()) {
+          return make_error(where + ": CustomResourceDefinition " + name +
+                            " is preloaded twice with different specs");
+        }
+      }
       return make_error(where + ": " + r.error().message);
     }
+    if (is_crd) preloaded_crd_specs_.emplace(name, std::move(spec));
     ++n;
   }
   run_background();
