@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "app/build_info.hpp"
 #include "app/operator.hpp"
 #include "app/options.hpp"
 #include "net/log.hpp"
@@ -65,7 +66,9 @@ int main(const std::vector<std::string>& all_args, const FlagSet::EnvLookup& env
     return 0;
   }
   if (flags.version_requested()) {
-    std::puts("agent-operator " AOP_VERSION);
+    const std::string_view revision = build_revision();
+    std::printf("agent-operator " AOP_VERSION " (revision %.*s)\n",
+                static_cast<int>(revision.size()), revision.data());
     return 0;
   }
   if (!positional->empty()) {

@@ -27,6 +27,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "app/build_info.hpp"
 #include "app/health.hpp"
 #include "app/modules.hpp"
 #include "k8s/event_recorder.hpp"
@@ -276,8 +277,10 @@ int run_operator(const Options& options) {
               {{"port", unsigned{p.metrics_server->port()}}, {"path", "/metrics"}});
   }
   net::metrics::registry()
-      .gauge("agent_operator_build_info", "Build information; the value is always 1", {"version"})
-      .with({AOP_VERSION})
+      .gauge("agent_operator_build_info",
+             "Build information (version, git commit); the value is always 1",
+             {"version", "revision"})
+      .with({AOP_VERSION, build_revision()})
       .set(1);
 
   asio::co_spawn(p.ioc, run_heartbeat(p.health, kHeartbeatPeriod), asio::detached);

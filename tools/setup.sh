@@ -29,13 +29,15 @@ done
 
 # Debian packages. Boost 1.81 is the first Debian Boost with Boost.JSON; the default
 # libboost-dev (1.74) has none. python3-kubernetes is the official Python client, used
-# by the fidelity tests and benchmarks (import it with /usr/bin/python3).
+# by the fidelity tests and benchmarks (import it with /usr/bin/python3). umoci and runc
+# build and run the container image (tools/image.sh, tests/deploy/check_image.py).
 packages=(
   g++ cmake ninja-build ccache pkg-config git ca-certificates curl openssl procps
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libssl-dev libyaml-cpp-dev zlib1g-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-kubernetes python3-yaml
+  binutils umoci runc
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

@@ -3,7 +3,7 @@
 
     check_manifests.py SOURCE_DIR manifests             # parse, Deployment security, RBAC
     check_manifests.py SOURCE_DIR kustomize             # `kubectl kustomize deploy/` renders
-    check_manifests.py SOURCE_DIR dockerfile [BINARY]   # Dockerfile vs setup.sh and the binary
+    check_manifests.py SOURCE_DIR dockerfile [BINARY]   # Dockerfile vs setup.sh, image.sh, the binary
 
 Exit 77 (ctest SKIP) only when kubectl is absent for the kustomize check.
 Needs /usr/bin/python3 with PyYAML (Debian: python3-yaml). Reads only the repository.
@@ -440,42 +440,53 @@ SANITIZER_PACKAGES = {"libasan8", "libubsan1", "liblsan0", "libtsan2"}
 def check_dockerfile(src, binary):
     fails = Failures()
     stages = dockerfile_stages(src)
-    if not fails.check(len(stages) >= 2, "Dockerfile must be multi-stage"):
+    if not fails.check(len(stages) == 2, "Dockerfile must have two stages (build, scratch)"):
         return fails.report("Dockerfile")
-    build, final = stages[0], stages[-1]
-    for s in stages:
-        fails.check(s["image"] == "debian:bookworm-slim", "stage base %r, want debian:bookworm-slim" % s["image"])
+    build, final = stages
+    fails.check(build["image"] == "debian:bookworm-slim",
+                "build stage base %r, want debian:bookworm-slim" % build["image"])
+    fails.check(final["image"] == "scratch", "final stage base %r, want scratch (the root "
+                "filesystem comes from tools/image.sh --rootfs)" % final["image"])
     setup = setup_packages(src)
+    build_pkgs = apt_packages(build)
     if fails.check(setup is not None, "cannot find packages=( ... ) in tools/setup.sh"):
-        build_pkgs = apt_packages(build)
-        for p in sorted(build_pkgs - setup):
-            fails.add("Dockerfile build stage installs %s, which tools/setup.sh does not" % p)
+        for p in sorted(build_pkgs - setup - IMAGE_PACKAGES):
+            fails.add("Dockerfile build stage installs %s, which neither tools/setup.sh nor "
+                      "tools/image.sh needs" % p)
         needed = {p for p in setup if p.endswith("-dev") or p in ("g++", "cmake", "ninja-build", "pkg-config")}
         for p in sorted(needed - build_pkgs):
             fails.add("tools/setup.sh installs build dependency %s; the Dockerfile build stage does not" % p)
+    for p in sorted(IMAGE_PACKAGES - build_pkgs):
+        fails.add("tools/image.sh --rootfs needs %s; the Dockerfile build stage does not install it" % p)
     build_text = "\n".join(build["lines"])
     fails.check("cmake --preset release" in build_text, "build stage must configure with the release preset")
     fails.check("--preset release" in build_text.split("cmake --build", 1)[-1],
                 "build stage must build with the release preset")
+    fails.check("-DAOP_REVISION=${REVISION}" in build_text,
+                "build stage must pass the REVISION argument to CMake (no .git in the context)")
+    fails.check("tools/image.sh --rootfs /rootfs --binary build/release/bin/agent-operator" in build_text,
+                "build stage must assemble /rootfs with tools/image.sh --rootfs from the release binary")
     with open(os.path.join(src, "CMakePresets.json"), encoding="utf-8") as f:
         presets = f.read()
     fails.check('"${sourceDir}/build/release"' in presets, "release preset no longer builds in build/release")
     copies = [l for l in final["lines"] if l.upper().startswith("COPY")]
-    fails.check(len(copies) == 1 and "--from=build" in copies[0]
-                and "build/release/bin/agent-operator" in copies[0],
-                "final stage must copy only build/release/bin/agent-operator, got %s" % copies)
+    fails.check(copies == ["COPY --from=build /rootfs/ /"],
+                "final stage must copy only the assembled /rootfs, got %s" % copies)
+    fails.check(not [l for l in final["lines"] if l.upper().startswith("RUN")],
+                "final stage cannot RUN anything (it has no shell)")
     users = [l for l in final["lines"] if l.upper().startswith("USER")]
     fails.check(users and re.fullmatch(r"USER\s+[1-9][0-9]*(:[1-9][0-9]*)?", users[-1]) is not None,
                 "final stage must switch to a numeric non-root USER, got %s" % users)
     entry = [l for l in final["lines"] if l.upper().startswith("ENTRYPOINT")]
     fails.check(entry and entry[-1].split(None, 1)[1].startswith("["),
                 "ENTRYPOINT must be exec form (no shell at run time)")
-    runtime = apt_packages(final)
-    for p in ("libboost-json1.81.0", "libboost-url1.81.0", "libssl3", "libyaml-cpp0.7", "zlib1g"):
-        fails.check(p in runtime, "runtime stage lacks %s" % p)
-    fails.check(not {p for p in runtime if p.endswith("-dev")}, "runtime stage installs -dev packages")
+    version_args = [l for l in final["lines"] if l.startswith("ARG VERSION=")]
+    fails.check(version_args == ["ARG VERSION=%s" % cmake_version(src)],
+                "final stage ARG VERSION %s should be the project version %s"
+                % (version_args, cmake_version(src)))
 
-    # The libraries the binary really links against must come from the runtime stage.
+    # The binary's libraries must come from packages the build stage installs (image.sh
+    # copies them from there).
     if binary:
         if not fails.check(os.path.isfile(binary), "%s not built; build target agent-operator" % binary):
             return fails.report("Dockerfile")
@@ -485,22 +496,47 @@ def check_dockerfile(src, binary):
             return fails.report("Dockerfile")
         out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
         libs = re.findall(r"=>\s+(/\S+)", out)
+        installed = dependencies(build_pkgs)
         for lib in libs:
-            real = os.path.realpath(lib)
-            owner = None
-            for candidate in (lib, real, "/usr" + lib if not lib.startswith("/usr") else lib[4:]):
-                q = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True)
-                if q.returncode == 0:
-                    owner = q.stdout.split(":", 1)[0]
-                    break
+            owner = package_of(lib)
             if not fails.check(owner, "%s (linked by agent-operator) belongs to no Debian package" % lib):
                 continue
             if owner in BASE_PACKAGES or owner in SANITIZER_PACKAGES:
                 continue
-            fails.check(owner in runtime, "agent-operator links %s from package %s, which the "
-                        "Dockerfile runtime stage does not install" % (lib, owner))
+            fails.check(owner in installed, "agent-operator links %s from package %s, which the "
+                        "Dockerfile build stage does not install" % (lib, owner))
         print("agent-operator links %d shared libraries" % len(libs))
     return fails.report("Dockerfile")
+
+
+# What tools/image.sh --rootfs reads besides the binary: strip/readelf and the CA bundle.
+IMAGE_PACKAGES = {"binutils", "ca-certificates"}
+
+
+def package_of(path):
+    real = os.path.realpath(path)
+    for candidate in (path, real, "/usr" + path if not path.startswith("/usr") else path[4:]):
+        q = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True)
+        if q.returncode == 0:
+            return q.stdout.split(":", 1)[0]
+    return None
+
+
+def dependencies(packages):
+    """The packages and everything they depend on, as installed on this machine."""
+    seen, todo = set(), list(packages)
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        q = subprocess.run(["dpkg-query", "-W", "-f=${Depends},${Pre-Depends}", p],
+                           capture_output=True, text=True)
+        for dep in re.split(r"[,|]", q.stdout):
+            name = dep.strip().split(" ")[0].split(":")[0]
+            if name:
+                todo.append(name)
+    return seen
 
 
 def main(argv):
