@@ -17,13 +17,53 @@ constexpr std::string_view kUsageHeader =
     "\n"
     "Usage:\n"
     "  agent-operator [flags]                     run the controllers against a cluster\n"
-    "  agent-operator render -f PATH [-f PATH...] [flags]\n"
+    "  agent-operator render -f PATH [-f PATH...] [--output-dir DIR]\n"
+    "                        [--owner-references omit|keep] [flags]\n"
     "                                             print the objects the controllers would\n"
     "                                             apply for the YAML in PATH (files or\n"
-    "                                             directories), without a cluster\n"
+    "                                             directories), without a cluster, or\n"
+    "                                             write one file per object into DIR;\n"
+    "                                             ownerReferences are omitted by default\n"
     "\n"
     "Every flag can also be set through its environment variable; a flag given on the\n"
     "command line wins over the environment.\n";
+
+// -f/--filename (repeatable), --output-dir and --owner-references are render-only: they
+// are taken out of `args` before the flags shared with the run mode are parsed.
+Result<void> take_render_flags(std::vector<std::string>& args, std::vector<std::string>& files,
+                               RenderOutput& output) {
+  std::vector<std::string> rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const auto eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    if (name != "-f" && name != "--filename" && name != "--output-dir" &&
+        name != "--owner-references") {
+      rest.push_back(a);
+      continue;
+    }
+    std::string value;
+    if (eq != std::string::npos) {
+      value = a.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return make_error(name + " needs a value");
+    }
+    if (name == "--output-dir") {
+      if (value.empty()) return make_error("--output-dir needs a directory");
+      output.output_dir = value;
+    } else if (name == "--owner-references") {
+      auto mode = parse_owner_references(value);
+      if (!mode) return mode.error();
+      output.owner_references = *mode;
+    } else {
+      files.push_back(value);
+    }
+  }
+  args = std::move(rest);
+  return {};
+}
 
 }  // namespace
 
@@ -31,25 +71,14 @@ int main(const std::vector<std::string>& all_args, const FlagSet::EnvLookup& env
   std::vector<std::string> args = all_args;
   const bool render = !args.empty() && args.front() == "render";
   std::vector<std::string> files;
+  RenderOutput render_output;
   if (render) {
     args.erase(args.begin());
-    // -f/--filename are render-only and repeatable; take them out before the shared flags.
-    std::vector<std::string> rest;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      if (a == "-f" || a == "--filename") {
-        if (i + 1 >= args.size()) {
-          std::fprintf(stderr, "agent-operator render: %s needs a path\n", a.c_str());
-          return 2;
-        }
-        files.push_back(args[++i]);
-      } else if (a.rfind("-f=", 0) == 0 || a.rfind("--filename=", 0) == 0) {
-        files.push_back(a.substr(a.find('=') + 1));
-      } else {
-        rest.push_back(a);
-      }
+    auto taken = take_render_flags(args, files, render_output);
+    if (!taken) {
+      std::fprintf(stderr, "agent-operator render: %s\n", taken.error().message.c_str());
+      return 2;
     }
-    args = std::move(rest);
   }
 
   Options options;
@@ -91,7 +120,7 @@ int main(const std::vector<std::string>& all_args, const FlagSet::EnvLookup& env
       std::fprintf(stderr, "agent-operator render: at least one -f PATH is required\n");
       return 2;
     }
-    return run_render(options, files);
+    return run_render(options, files, render_output);
   }
   return run_operator(options);
 }

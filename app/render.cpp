@@ -15,6 +15,7 @@
 #include <boost/json.hpp>
 
 #include "app/operator.hpp"
+#include "app/render_output.hpp"
 #include "k8s/label_selector.hpp"
 #include "k8s/yaml.hpp"
 #include "reconcile/agent/decode.hpp"
@@ -133,7 +134,7 @@ class Renderer {
   void agent(const std::vector<Input>& inputs);
   void telegraf(const std::vector<Input>& inputs);
   void kubelet(const std::vector<Input>& inputs);
-  int print();
+  int print(const RenderOutput& output);
 
  private:
   void report(std::string_view severity, const std::string& where, const std::string& message) {
@@ -235,19 +236,20 @@ void Renderer::kubelet(const std::vector<Input>& inputs) {
   objects_.push_back(objects->endpoints);
 }
 
-int Renderer::print() {
-  std::stable_sort(
-      objects_.begin(), objects_.end(), [](const json::object& a, const json::object& b) {
-        return std::make_tuple(string_at(a, {"kind"}), string_at(a, {"metadata", "namespace"}),
-                               string_at(a, {"metadata", "name"})) <
-               std::make_tuple(string_at(b, {"kind"}), string_at(b, {"metadata", "namespace"}),
-                               string_at(b, {"metadata", "name"}));
-      });
-  std::string out;
-  for (const auto& o : objects_) {
-    out += "---\n";
-    out += k8s::yaml::emit(json::value(o), k8s::yaml::EmitOptions{.indent = 2});
+int Renderer::print(const RenderOutput& output) {
+  for (const auto& note : prepare_for_apply(objects_, output.owner_references)) {
+    std::fprintf(stderr, "note: %s\n", note.c_str());
   }
+  if (!output.output_dir.empty()) {
+    // Files of roots that went away are pruned only when every root rendered: a root that
+    // fails keeps its last good files, so a GitOps tool does not delete its objects.
+    if (auto w = write_manifest_dir(output.output_dir, objects_, !failed_); !w) {
+      std::fprintf(stderr, "error: %s\n", w.error().message.c_str());
+      return 1;
+    }
+    return failed_ ? 1 : 0;
+  }
+  const std::string out = yaml_stream(objects_);
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
   return failed_ ? 1 : 0;
@@ -255,7 +257,8 @@ int Renderer::print() {
 
 }  // namespace
 
-int run_render(const Options& options, const std::vector<std::string>& paths) {
+int run_render(const Options& options, const std::vector<std::string>& paths,
+               const RenderOutput& output) {
   auto inputs = load(paths);
   if (!inputs) {
     std::fprintf(stderr, "error: %s\n", inputs.error().message.c_str());
@@ -265,7 +268,7 @@ int run_render(const Options& options, const std::vector<std::string>& paths) {
   if (enabled(options, "agent")) r.agent(*inputs);
   if (enabled(options, "telegraf")) r.telegraf(*inputs);
   if (!options.kubelet_service.empty()) r.kubelet(*inputs);
-  return r.print();
+  return r.print(output);
 }
 
 }  // namespace aop::app

@@ -272,7 +272,7 @@ class ImageTest(unittest.TestCase):
                       % (self.version, self.revision), body)
         runc.send_signal(signal.SIGTERM)  # runc forwards it to the container's process
         self.assertEqual(runc.wait(timeout=DEADLINE), 0, log_text())
-        self.assertIn('msg="caches synced; starting controllers"', log_text())
+        self.assertIn('msg="agent-operator stopped" status=0', log_text())
 
     def test_dockerfile_builds_the_same_image(self):
         with open(os.path.join(SRC, "deploy", "Dockerfile")) as f:

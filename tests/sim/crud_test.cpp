@@ -304,6 +304,47 @@ TEST_F(Crud, BearerTokenIsRequiredWhenConfigured) {
   EXPECT_EQ(api.handle(admin).status, 200);  // loopback admin needs no token
 }
 
+TEST_F(Crud, ServerSideApplyCreatesMergesAndRemovesWhatTheManagerDropped) {
+  const std::string path = "/api/v1/namespaces/default/configmaps/applied";
+  const std::string apply_type = "application/apply-patch+yaml";
+  // No fieldManager: 400, as kube-apiserver.
+  auto r = call("PATCH", path, "{}", apply_type);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body_string().find("fieldManager: Required value"), std::string::npos);
+  // Absent: created from the applied configuration (YAML body).
+  r = call("PATCH", path + "?fieldManager=gitops",
+           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  labels: {a: '1', "
+           "b: '2'}\ndata: {x: '1', w: '2'}\n",
+           apply_type);
+  ASSERT_EQ(r.status, 201) << r.body_string();
+  const auto created = body(r);
+  EXPECT_EQ(created.at("data"), json::parse(R"({"x":"1","w":"2"})"));
+  // Another writer adds a field; the same configuration applied again changes nothing.
+  patch(path, "application/merge-patch+json", json::parse(R"({"data":{"z":"3"}})"));
+  const auto rv = get(path).at("metadata").at("resourceVersion");
+  r = call(
+      "PATCH", path + "?fieldManager=gitops",
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied","labels":{"a":"1","b":"2"}},"data":{"x":"1","w":"2"}})",
+      apply_type);
+  ASSERT_EQ(r.status, 200) << r.body_string();
+  EXPECT_EQ(body(r).at("metadata").at("resourceVersion"), rv);
+  // Dropping w and label b removes them; z, written by someone else, stays.
+  r = call(
+      "PATCH", path + "?fieldManager=gitops&force=true",
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied","labels":{"a":"1"}},"data":{"x":"9"}})",
+      apply_type);
+  ASSERT_EQ(r.status, 200) << r.body_string();
+  EXPECT_EQ(body(r).at("data"), json::parse(R"({"x":"9","z":"3"})"));
+  EXPECT_EQ(body(r).at("metadata").at("labels"), json::parse(R"({"a":"1"})"));
+  // The kind and name must be those of the URL.
+  r = call("PATCH", path + "?fieldManager=gitops",
+           R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"applied"}})", apply_type);
+  EXPECT_EQ(r.status, 400);
+  r = call("PATCH", path + "?fieldManager=gitops",
+           R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}})", apply_type);
+  EXPECT_EQ(r.status, 400);
+}
+
 }  // namespace
 }  // namespace aop::sim::testing
 

@@ -145,6 +145,7 @@ class ApiServer {
   Response do_create(const Request& req, Target& t);
   Response do_update(const Request& req, Target& t);
   Response do_patch(const Request& req, Target& t);
+  Response do_apply(const Request& req, Target& t);  // server-side apply (apply.cpp)
   Response do_delete(const Request& req, Target& t);
   Response do_delete_collection(const Request& req, Target& t);
   Response do_scale(const Request& req, Target& t);
@@ -205,6 +206,10 @@ class ApiServer {
   // CRD name -> spec as written in the preloaded file (before defaulting), so that the
   // same CRD preloaded again is recognised as a repeat.
   std::map<std::string, boost::json::value> preloaded_crd_specs_;
+  // Server-side apply: object uid -> field manager -> the configuration it last applied,
+  // to remove what a manager stops applying (entries of deleted objects are not pruned:
+  // uids are never reused).
+  std::map<std::string, std::map<std::string, boost::json::object>> applied_configs_;
 
   // Statistics.
   std::uint64_t requests_total_ = 0;

@@ -675,6 +675,7 @@ Response ApiServer::do_update(const Request& req, Target& t) {
 
 Response ApiServer::do_patch(const Request& req, Target& t) {
   const std::string ct = base_content_type(req.content_type);
+  if (ct == "application/apply-patch+yaml") return do_apply(req, t);
   enum { merge, json_patch, strategic } kind;
   if (ct == "application/merge-patch+json") {
     kind = merge;
@@ -683,7 +684,8 @@ Response ApiServer::do_patch(const Request& req, Target& t) {
   } else if (ct == "application/strategic-merge-patch+json" && t.type->builtin) {
     kind = strategic;
   } else {
-    std::string accepted = "application/json-patch+json, application/merge-patch+json";
+    std::string accepted =
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
     if (t.type->builtin) accepted += ", application/strategic-merge-patch+json";
     return error_response(errors::unsupported_media_type(
         "the body of the request was in an unknown format - accepted media types include: " +
