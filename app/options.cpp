@@ -76,8 +76,11 @@ void register_flags(FlagSet& f, Options& o) {
   f.add_list("telegraf-application-namespaces", &t.application_namespaces,
              "Namespaces watched for ArgoCD Applications; \"*\" watches all");
   f.add_string("telegraf-cluster-name", &t.cluster_name, "Value of the cluster global tag");
-  f.add_string("telegraf-influxdb-url", &t.influxdb_url, "InfluxDB v2 URL");
-  f.add_string("telegraf-influxdb-org", &t.influxdb_org, "InfluxDB v2 organization");
+  f.add_string("telegraf-influxdb-url", &t.influxdb_url,
+               "InfluxDB v2 URL the telegraf agents write to; required with the telegraf "
+               "controller");
+  f.add_string("telegraf-influxdb-org", &t.influxdb_org,
+               "InfluxDB v2 organization; required with the telegraf controller");
   f.add_string("telegraf-token-secret", &o.telegraf_token_secret,
                "namespace/name:key of the InfluxDB token Secret to copy; empty copies none");
   f.add_string("telegraf-image", &t.image, "telegraf container image");
@@ -135,6 +138,19 @@ Result<void> validate(Options& o) {
                         "\"");
     }
   }
+  const bool telegraf_enabled =
+      std::find(o.controllers.begin(), o.controllers.end(), "telegraf") != o.controllers.end();
+  if (telegraf_enabled) {
+    for (const auto& [flag, value] :
+         {std::pair{"--telegraf-influxdb-url", &o.telegraf.influxdb_url},
+          std::pair{"--telegraf-influxdb-org", &o.telegraf.influxdb_org}}) {
+      if (value->empty()) {
+        return make_error(std::string(flag) +
+                          " is required when the telegraf controller runs (--controllers "
+                          "includes telegraf): the InfluxDB v2 the telegraf agents write to");
+      }
+    }
+  }
   if (!o.telegraf_token_secret.empty()) {
     auto ref = telegraf::parse_secret_key_ref(o.telegraf_token_secret);
     if (!ref) return make_error("--telegraf-token-secret: " + ref.error().message);
@@ -145,10 +161,12 @@ Result<void> validate(Options& o) {
     o.telegraf.all_application_namespaces = true;
     apps.clear();
   }
-  if (const auto problems = telegraf::validate_options(o.telegraf); !problems.empty()) {
-    std::string all;
-    for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
-    return make_error("telegraf options: " + all);
+  if (telegraf_enabled) {
+    if (const auto problems = telegraf::validate_options(o.telegraf); !problems.empty()) {
+      std::string all;
+      for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
+      return make_error("telegraf options: " + all);
+    }
   }
   if (o.leader_election_renew_deadline >= o.leader_election_lease_duration) {
     return make_error(

@@ -11,6 +11,12 @@
 
 namespace aop::app {
 
+inline telegraf::TelegrafOptions without_site_defaults(telegraf::TelegrafOptions t) {
+  t.influxdb_url.clear();
+  t.influxdb_org.clear();
+  return t;
+}
+
 struct Options {
   // Cluster access
   std::string kubeconfig;  // "" = KUBECONFIG, ~/.kube/config, then in-cluster
@@ -20,7 +26,9 @@ struct Options {
 
   // Scope and controllers
   std::vector<std::string> namespaces;  // empty = all namespaces
-  std::vector<std::string> controllers{"agent", "telegraf"};
+  // The telegraf controller needs site-specific settings (--telegraf-influxdb-url, -org):
+  // it runs only when asked for.
+  std::vector<std::string> controllers{"agent"};
   std::int64_t workers = 4;
   std::chrono::nanoseconds resync_period = std::chrono::minutes(10);
   std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds(30);
@@ -52,8 +60,10 @@ struct Options {
   std::string kubelet_service;            // namespace/name; "" = off
   std::string agent_compat = "upstream";  // upstream | fixed (output-changing fixes)
 
-  // telegraf controller: defaults live in the controller's own options.
-  telegraf::TelegrafOptions telegraf;
+  // telegraf controller: defaults live in the controller's own options, except the
+  // InfluxDB URL and organisation, which belong to one site and have no default here
+  // (validate() requires them when the telegraf controller runs).
+  telegraf::TelegrafOptions telegraf = without_site_defaults(telegraf::TelegrafOptions{});
   std::string telegraf_token_secret;  // parsed into telegraf.token_secret by validate()
 };
 

@@ -568,16 +568,16 @@ fi
 section "Install the CRDs and deploy/examples/"
 if [ "$use_kubectl" -eq 1 ]; then
   k() { "$kubectl_bin" --kubeconfig "$kubeconfig" --cache-dir "$tmp/kubectl-cache" "$@"; }
-  cmd "kubectl apply -f deploy/crds -f deploy/examples/demo-only"
-  k apply -f deploy/crds -f deploy/examples/demo-only 2>&1 | indent
+  cmd "kubectl apply -R -f deploy/crds -f deploy/examples/demo-only"
+  k apply -R -f deploy/crds -f deploy/examples/demo-only 2>&1 | indent
   k wait --for condition=established --timeout=30s crd --all >/dev/null
   cmd "kubectl apply -f deploy/examples"
   k apply -f deploy/examples 2>&1 | indent
 else
   say "kubectl is not used: the demo creates the objects through kube-sim's API, as"
-  say "kubectl apply -f deploy/crds -f deploy/examples/demo-only; kubectl apply -f deploy/examples"
+  say "kubectl apply -R -f deploy/crds -f deploy/examples/demo-only; kubectl apply -f deploy/examples"
   say "would:"
-  kube apply "$server" deploy/crds deploy/examples/demo-only | indent
+  kube apply "$server" deploy/crds deploy/crds/prometheus-operator deploy/examples/demo-only | indent
   kube apply "$server" deploy/examples | indent
 fi
 say "deploy/examples/demo-only/ holds a stand-in for ArgoCD's Application CRD:"
@@ -586,10 +586,16 @@ say "never apply it to a cluster that runs ArgoCD"
 # ---- 4. operator -------------------------------------------------------------------------
 
 section "Start agent-operator"
+# The telegraf controller is opt-in and needs the InfluxDB its agents write to; kube-sim
+# runs no pods, so nothing ever connects to this one.
+telegraf_args=(--controllers agent,telegraf --telegraf-influxdb-url https://influxdb.example.com
+               --telegraf-influxdb-org demo)
 op_args=(--kubeconfig "$kubeconfig" --leader-elect
-         --health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0)
+         --health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0
+         "${telegraf_args[@]}")
 cmd "agent-operator --kubeconfig \$TMP/kubeconfig --leader-elect \\"
-more "--health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0"
+more "--health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 \\"
+more "${telegraf_args[*]}"
 now op_start
 "$bin_dir/agent-operator" "${op_args[@]}" >"$tmp/operator.log" 2>&1 &
 op_pid=$!
@@ -698,7 +704,7 @@ sim_pid=""
 echo
 seconds_since took "$after_build"
 say "${green}demo finished in $took s after the build; nothing left running.${reset}"
-say "Next: ${bin_dir#"$root"/}/agent-operator render -f deploy/examples"
+say "Next: ${bin_dir#"$root"/}/agent-operator render -f deploy/examples ${telegraf_args[*]}"
 say "        prints every object above from the same files, without a cluster"
 say "      kubectl apply -k deploy/ && kubectl apply -f deploy/examples/"
 say "        installs the operator and the examples in a real cluster"

@@ -45,7 +45,7 @@ done
 
 fail() { echo "image.sh: $*" >&2; exit 1; }
 
-# The numeric user the image runs as (distroless's "nonroot"); deploy/deployment.yaml's
+# The numeric user the image runs as (distroless's "nonroot"); deploy/base/deployment.yaml's
 # runAsUser/runAsGroup and deploy/Dockerfile's USER match it (tests/deploy checks).
 uid=65532
 entrypoint=/usr/local/bin/agent-operator

@@ -593,6 +593,8 @@ def measure_operator(ctx, results):
         raise Missing("%s not built" % binary)
     port = free_port()
     argv = [binary, "--kubeconfig", ctx.sim.kubeconfig, "--controllers", "agent,telegraf",
+            "--telegraf-influxdb-url", "https://influxdb.example.com",
+            "--telegraf-influxdb-org", "bench",
             "--metrics-bind-address", "127.0.0.1:%d" % port,
             "--health-probe-bind-address", "127.0.0.1:%d" % free_port(),
             "--resync-period", "%ds" % ARGS.resync_period,

@@ -115,3 +115,23 @@ TEST(Options, ValidationRejectsBadCombinations) {
   Options ok;
   EXPECT_TRUE(validate(ok).has_value());
 }
+
+TEST(Options, TelegrafIsOffByDefaultAndNeedsTheSitesInfluxDb) {
+  Options o;
+  EXPECT_EQ(o.controllers, std::vector<std::string>{"agent"});
+  EXPECT_EQ(o.telegraf.influxdb_url, "");
+  EXPECT_EQ(o.telegraf.influxdb_org, "");
+  o.controllers = {"agent", "telegraf"};
+  auto r = validate(o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("--telegraf-influxdb-url is required when the telegraf "
+                                   "controller runs"),
+            std::string::npos)
+      << r.error().message;
+  o.telegraf.influxdb_url = "https://influxdb.example.com";
+  r = validate(o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("--telegraf-influxdb-org is required"), std::string::npos);
+  o.telegraf.influxdb_org = "example";
+  EXPECT_TRUE(validate(o).has_value());
+}

@@ -35,8 +35,13 @@ def run(*args, check=True):
     return r
 
 
+# Both controllers, so that the telegraf objects of deploy/examples/ are rendered too.
+CONTROLLERS = ("--controllers=agent,telegraf", "--telegraf-influxdb-url=https://influxdb.example.com",
+               "--telegraf-influxdb-org=example")
+
+
 def render(*args):
-    return subprocess.run([os.path.join(BIN_DIR, "agent-operator"), "render", *args],
+    return subprocess.run([os.path.join(BIN_DIR, "agent-operator"), "render", *CONTROLLERS, *args],
                           capture_output=True, text=True, timeout=DEADLINE)
 
 

@@ -202,7 +202,9 @@ def run_demo(source, bin_dir, extra):
 
 def examples_render(source, bin_dir):
     r = subprocess.run([os.path.join(bin_dir, "agent-operator"), "render", "-f",
-                        os.path.join(source, "deploy/examples")],
+                        os.path.join(source, "deploy/examples"), "--controllers=agent,telegraf",
+                        "--telegraf-influxdb-url=https://influxdb.example.com",
+                        "--telegraf-influxdb-org=demo"],
                        capture_output=True, text=True, timeout=60)
     check(r.returncode == 0, f"render exited with status {r.returncode}: {r.stderr}")
     problems = [l for l in r.stderr.splitlines() if l and not l.startswith("note: ignored ")]

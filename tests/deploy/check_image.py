@@ -146,7 +146,7 @@ class ImageTest(unittest.TestCase):
         self.assertEqual(sorted(cfg.get("ExposedPorts", {})), ["8080/tcp", "8081/tcp"])
         self.assertEqual(self.config["os"], "linux")
         # The Deployment runs as the image's user.
-        with open(os.path.join(SRC, "deploy", "deployment.yaml")) as f:
+        with open(os.path.join(SRC, "deploy", "base", "deployment.yaml")) as f:
             dep = yaml.safe_load(f)
         pod = dep["spec"]["template"]["spec"]
         self.assertEqual(pod["securityContext"]["runAsUser"], UID)
@@ -187,7 +187,7 @@ class ImageTest(unittest.TestCase):
     # -- running it -----------------------------------------------------------------------
 
     def bundle(self, name, args, mounts=()):
-        """An OCI runtime bundle of the image, set up as deploy/deployment.yaml runs the
+        """An OCI runtime bundle of the image, set up as deploy/base/deployment.yaml runs the
         container, but in the host's network namespace so that it reaches kube-sim on
         loopback."""
         path = os.path.join(self.tmp.name, name)

@@ -3,9 +3,10 @@
 
     check_kube_sim_apply.py SOURCE_DIR KUBE_SIM_BINARY
 
-Renders `kubectl kustomize deploy/`, starts kube-sim on a free loopback port, applies
-the CRDs, then everything else, reads the objects back, and creates one minimal object
-of each custom kind so the CRDs are shown to be served. Exit 77 (ctest SKIP) only when
+Renders `kubectl kustomize` of deploy/ and of each overlay, starts kube-sim on a free
+loopback port, applies them in turn (the CRDs, then everything else), reads the objects
+back, and creates one minimal object of each custom kind so the CRDs are shown to be
+served. Exit 77 (ctest SKIP) only when
 kubectl is absent.
 """
 
@@ -22,6 +23,9 @@ import time
 import yaml
 
 SKIP = 77
+# Applied one after the other to the same kube-sim: the base, then each overlay over it.
+OVERLAYS = ("deploy", "deploy/overlays/prometheus-operator-crds", "deploy/overlays/ha",
+            "deploy/overlays/telegraf")
 START_DEADLINE_S = 30
 COMMAND_TIMEOUT_S = 60
 
@@ -139,23 +143,31 @@ def main(argv):
     if not os.access(binary, os.X_OK):
         return fail("%s is not built; build target kube-sim" % binary)
 
-    rendered = subprocess.run([kubectl_bin, "kustomize", os.path.join(src, "deploy")],
-                              capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
-    if rendered.returncode != 0:
-        return fail("kubectl kustomize deploy/: " + rendered.stderr.strip())
-    docs = [d for d in yaml.safe_load_all(rendered.stdout) if d]
-    crds = [d for d in docs if d["kind"] == "CustomResourceDefinition"]
-    rest = [d for d in docs if d["kind"] != "CustomResourceDefinition"]
-    # Namespaces before the objects that live in them.
-    rest.sort(key=lambda d: d["kind"] != "Namespace")
+    renders = []
+    for overlay in OVERLAYS:
+        rendered = subprocess.run([kubectl_bin, "kustomize", os.path.join(src, overlay)],
+                                  capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+        if rendered.returncode != 0:
+            return fail("kubectl kustomize %s: %s" % (overlay, rendered.stderr.strip()))
+        docs = [d for d in yaml.safe_load_all(rendered.stdout) if d]
+        crds = [d for d in docs if d["kind"] == "CustomResourceDefinition"]
+        rest = [d for d in docs if d["kind"] != "CustomResourceDefinition"]
+        # Namespaces before the objects that live in them.
+        rest.sort(key=lambda d: d["kind"] != "Namespace")
+        renders.append((overlay, crds, rest))
 
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = os.path.join(tmp, "kubeconfig")
-        files = {}
-        for name, group in (("crds.yaml", crds), ("rest.yaml", rest), ("samples.yaml", None)):
-            files[name] = os.path.join(tmp, name)
-            with open(files[name], "w", encoding="utf-8") as f:
-                f.write(SAMPLES if group is None else yaml.safe_dump_all(group))
+        steps = []
+        for i, (overlay, crds, rest) in enumerate(renders):
+            for name, group in (("crds", crds), ("rest", rest)):
+                path = os.path.join(tmp, "%d-%s.yaml" % (i, name))
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(yaml.safe_dump_all(group))
+                steps.append((overlay, path, group))
+        samples = os.path.join(tmp, "samples.yaml")
+        with open(samples, "w", encoding="utf-8") as f:
+            f.write(SAMPLES)
         log_path = os.path.join(tmp, "kube-sim.log")
         with open(log_path, "wb") as log:
             proc, info = start_kube_sim(binary, kubeconfig, log)
@@ -165,26 +177,24 @@ def main(argv):
                                 "stdout: %r; stderr: %s" % (START_DEADLINE_S, info, f.read()[-2000:]))
             try:
                 print("kube-sim listening on " + info)
-                return run_checks(kubectl_bin, kubeconfig, files, crds, rest)
+                all_crds = {d["metadata"]["name"]: d for _, crds, _ in renders for d in crds}
+                return run_checks(kubectl_bin, kubeconfig, steps, samples, list(all_crds.values()))
             finally:
                 stop(proc)
 
 
-def run_checks(kubectl_bin, kubeconfig, files, crds, rest):
+def run_checks(kubectl_bin, kubeconfig, steps, samples, crds):
     problems = 0
-    for name in ("crds.yaml", "rest.yaml"):
-        r = kubectl(kubectl_bin, kubeconfig, "apply", "-f", files[name])
-        print(r.stdout.strip())
+    for overlay, path, group in steps:
+        r = kubectl(kubectl_bin, kubeconfig, "apply", "-f", path)
+        print("%s:\n%s" % (overlay, r.stdout.strip()))
         if r.returncode != 0:
-            problems += fail("kubectl apply -f %s: %s" % (name, r.stderr.strip()))
-    if problems:
-        return 1
-
-    # Everything applied is there, as applied.
-    for name, group in (("crds.yaml", crds), ("rest.yaml", rest)):
-        r = kubectl(kubectl_bin, kubeconfig, "get", "-f", files[name], "-o", "json")
+            problems += fail("kubectl apply of %s: %s" % (overlay, r.stderr.strip()))
+            continue
+        # Everything applied is there, as applied.
+        r = kubectl(kubectl_bin, kubeconfig, "get", "-f", path, "-o", "json")
         if r.returncode != 0:
-            problems += fail("kubectl get -f %s: %s" % (name, r.stderr.strip()))
+            problems += fail("kubectl get -f (%s): %s" % (overlay, r.stderr.strip()))
             continue
         got = json.loads(r.stdout)
         items = got.get("items", [got]) if got.get("kind", "").endswith("List") else [got]
@@ -192,15 +202,20 @@ def run_checks(kubectl_bin, kubeconfig, files, crds, rest):
         have = sorted((i.get("kind"), i.get("metadata", {}).get("namespace", ""),
                        i.get("metadata", {}).get("name")) for i in items)
         if have != want:
-            problems += fail("read back %s, applied %s" % (have, want))
+            problems += fail("%s: read back %s, applied %s" % (overlay, have, want))
         for item in items:
             if item.get("kind") != "Deployment":
                 continue
+            applied = [d for d in group if d["kind"] == "Deployment"][0]
             c = item["spec"]["template"]["spec"]["containers"][0]
             sc = c.get("securityContext", {})
-            if item["spec"].get("replicas") != 2 or sc.get("readOnlyRootFilesystem") is not True:
-                problems += fail("Deployment read back without its settings: %s"
-                                 % json.dumps(item["spec"])[:500])
+            if (item["spec"].get("replicas") != applied["spec"]["replicas"]
+                    or sc.get("readOnlyRootFilesystem") is not True):
+                problems += fail("%s: Deployment read back without its settings: %s"
+                                 % (overlay, json.dumps(item["spec"])[:500]))
+    if problems:
+        return 1
+    files = {"samples.yaml": samples}
 
     # The CRDs are served: one object of each kind is accepted and listed.
     r = kubectl(kubectl_bin, kubeconfig, "apply", "-f", files["samples.yaml"])
@@ -220,8 +235,8 @@ def run_checks(kubectl_bin, kubeconfig, files, crds, rest):
             problems += fail("GrafanaAgent spec.metrics.shards read back as %r" % r.stdout)
     if problems:
         return 1
-    print("kube-sim apply: ok (%d CRDs, %d other objects, %d sample custom resources)"
-          % (len(crds), len(rest), len(crds)))
+    print("kube-sim apply: ok (%s; %d CRDs, %d sample custom resources)"
+          % (", ".join(OVERLAYS), len(crds), len(crds)))
     return 0
 
 

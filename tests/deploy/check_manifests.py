@@ -2,7 +2,7 @@
 """Checks of the installation manifests in deploy/ (run by ctest, label "deploy").
 
     check_manifests.py SOURCE_DIR manifests             # parse, Deployment security, RBAC
-    check_manifests.py SOURCE_DIR kustomize             # `kubectl kustomize deploy/` renders
+    check_manifests.py SOURCE_DIR kustomize             # `kubectl kustomize` of deploy/, every overlay
     check_manifests.py SOURCE_DIR dockerfile [BINARY]   # Dockerfile vs setup.sh, image.sh, the binary
 
 Exit 77 (ctest SKIP) only when kubectl is absent for the kustomize check.
@@ -94,21 +94,36 @@ def load_yaml_docs(path, fails):
         return []
 
 
-def local_render(deploy, fails):
-    """What kustomize renders for deploy/, for the subset of kustomize we use:
-    a resources list of files, plus image tag rewriting."""
-    kust = load_yaml_docs(os.path.join(deploy, "kustomization.yaml"), fails)
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def kustomization_file(directory):
+    for name in KUSTOMIZATION_FILES:
+        if os.path.isfile(os.path.join(directory, name)):
+            return os.path.join(directory, name)
+    return None
+
+
+def local_render(directory, fails):
+    """What kustomize renders for `directory`, for the subset of kustomize the base uses:
+    a resources list of files and directories (themselves kustomizations), plus image tag
+    rewriting. Overlays and components are left to `kubectl kustomize` (the kustomize
+    check)."""
+    path = kustomization_file(directory)
+    kust = load_yaml_docs(path, fails) if path else []
     if not kust:
-        fails.add("deploy/kustomization.yaml missing or empty")
+        fails.add("%s has no kustomization" % directory)
         return [], {}
     kust = kust[0]
     docs = []
     for res in kust.get("resources", []):
-        path = os.path.join(deploy, res)
-        if not fails.check(os.path.isfile(path), "kustomization resource %s is not a file" % res):
+        target = os.path.normpath(os.path.join(directory, res))
+        if os.path.isdir(target):
+            docs += local_render(target, fails)[0]
             continue
-        for doc in load_yaml_docs(path, fails):
-            docs.append(doc)
+        if not fails.check(os.path.isfile(target), "%s: resource %s is not a file" % (path, res)):
+            continue
+        docs += load_yaml_docs(target, fails)
     images = {i["name"]: i for i in kust.get("images", [])}
     for doc in docs:
         for c in pod_containers(doc):
@@ -145,14 +160,15 @@ def port_number(container, port):
     return None
 
 
-def check_deployment(docs, fails):
+def check_deployment(docs, fails, replicas=1):
     deps = by_kind(docs, "Deployment")
     if not fails.check(len(deps) == 1, "want exactly one Deployment, found %d" % len(deps)):
         return None
     dep = deps[0]
     meta, spec = dep["metadata"], dep["spec"]
     fails.check(meta.get("namespace") == NAMESPACE, "Deployment namespace %r" % meta.get("namespace"))
-    fails.check(spec.get("replicas") == 2, "Deployment replicas %r, want 2" % spec.get("replicas"))
+    fails.check(spec.get("replicas") == replicas,
+                "Deployment replicas %r, want %d" % (spec.get("replicas"), replicas))
     tmpl = spec["template"]
     fails.check(all(tmpl["metadata"].get("labels", {}).get(k) == v
                     for k, v in spec["selector"]["matchLabels"].items()),
@@ -303,25 +319,69 @@ def cmake_version(src):
     return m.group(1) if m else None
 
 
+GRAFANA_CRDS = {"grafanaagents", "metricsinstances", "logsinstances", "podlogs", "integrations"}
+PROMETHEUS_OPERATOR_CRDS = {"servicemonitors", "podmonitors", "probes"}
+# Values of one organisation that once were defaults; no manifest may carry them.
+SITE_SPECIFIC = ("lsst", "monitoring.lsst.codes", "square")
+
+
+def crd_plurals(docs):
+    return {d["spec"]["names"]["plural"] for d in by_kind(docs, "CustomResourceDefinition")}
+
+
+def container_env(dep):
+    return {e["name"]: e for e in dep["spec"]["template"]["spec"]["containers"][0].get("env", [])}
+
+
+def check_base(docs, fails, what):
+    """What the base (and `kubectl apply -k deploy/`) installs: nothing site-specific."""
+    fails.check(crd_plurals(docs) == GRAFANA_CRDS, "%s installs CRDs %s, want exactly the "
+                "operator's own %s (the Prometheus Operator's are a component)"
+                % (what, sorted(crd_plurals(docs)), sorted(GRAFANA_CRDS)))
+    dep = check_deployment(docs, fails, replicas=1)
+    if dep is not None:
+        c = dep["spec"]["template"]["spec"]["containers"][0]
+        flags = flag_args(c.get("args", []))
+        fails.check(flags.get("--controllers") in (None, "agent"),
+                    "%s runs controllers %r; the base runs the Grafana Agent controller only"
+                    % (what, flags.get("--controllers")))
+        fails.check("AGENT_OPERATOR_CONTROLLERS" not in container_env(dep),
+                    "%s sets AGENT_OPERATOR_CONTROLLERS; the base runs the default" % what)
+        fails.check(not [f for f in flags if f.startswith("--telegraf-")],
+                    "%s passes telegraf flags" % what)
+    text = yaml.safe_dump_all([d for d in docs if d.get("kind") != "CustomResourceDefinition"])
+    for word in SITE_SPECIFIC:
+        fails.check(not re.search(r"\b%s\b" % re.escape(word), text),
+                    "%s carries the site-specific value %r" % (what, word))
+    fails.check(not by_kind(docs, "PodDisruptionBudget"),
+                "%s has a PodDisruptionBudget; with one replica it would block node drains" % what)
+    return dep
+
+
 def check_manifests(src):
     fails = Failures()
     deploy = os.path.join(src, "deploy")
-    # Every YAML file under deploy/ parses.
-    yaml_files = []
-    for root, _, files in os.walk(deploy):
-        for f in sorted(files):
-            if f.endswith((".yaml", ".yml")):
-                path = os.path.join(root, f)
-                yaml_files.append(os.path.relpath(path, deploy))
-                for doc in load_yaml_docs(path, fails):
-                    fails.check(isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc,
-                                "%s: document without apiVersion/kind" % path)
-    docs, kust = local_render(deploy, fails)
-    listed = set(kust.get("resources", [])) if kust else set()
-    for f in yaml_files:
-        if f == "kustomization.yaml" or f.startswith("examples" + os.sep) or os.sep + "kustomization" in f:
+    # Every YAML file under deploy/ parses, and every manifest next to a kustomization is
+    # listed in it (a file left out is a file nobody installs).
+    for root, dirs, files in os.walk(deploy):
+        dirs.sort()
+        if os.path.relpath(root, deploy).split(os.sep)[0] == "examples":
             continue
-        fails.check(f in listed, "deploy/%s is not listed in deploy/kustomization.yaml" % f)
+        kust_path = kustomization_file(root)
+        listed = set()
+        if kust_path:
+            kust = (load_yaml_docs(kust_path, fails) or [{}])[0]
+            listed = set(kust.get("resources", []))
+        for f in sorted(files):
+            if not f.endswith((".yaml", ".yml")) or f in KUSTOMIZATION_FILES:
+                continue
+            path = os.path.join(root, f)
+            for doc in load_yaml_docs(path, fails):
+                fails.check(isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc,
+                            "%s: document without apiVersion/kind" % path)
+            fails.check(kust_path is None or f in listed, "deploy/%s is not listed in %s"
+                        % (os.path.relpath(path, deploy), os.path.relpath(kust_path, deploy)))
+    docs, kust = local_render(os.path.join(deploy, "base"), fails)
     seen = set()
     for d in docs:
         key = (d.get("kind"), d.get("metadata", {}).get("namespace"), d.get("metadata", {}).get("name"))
@@ -332,50 +392,134 @@ def check_manifests(src):
     kinds = {d.get("kind") for d in docs}
     for k in ("CustomResourceDefinition", "Namespace", "ServiceAccount", "ClusterRole",
               "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "Service"):
-        fails.check(k in kinds, "kustomization renders no %s" % k)
-    crds = {d["metadata"]["name"] for d in by_kind(docs, "CustomResourceDefinition")}
-    crd_files = sorted(f for f in os.listdir(os.path.join(deploy, "crds")) if f.endswith(".yaml"))
-    fails.check(len(crds) == len(crd_files) == 8, "kustomization must include all 8 CRDs "
-                "(renders %d, deploy/crds has %d)" % (len(crds), len(crd_files)))
+        fails.check(k in kinds, "the base renders no %s" % k)
     fails.check(any(d["metadata"]["name"] == NAMESPACE for d in by_kind(docs, "Namespace")),
                 "Namespace %s not created" % NAMESPACE)
-    dep = check_deployment(docs, fails)
+    dep = check_base(docs, fails, "deploy/base")
     check_service(docs, dep, fails)
     check_rbac(docs, dep, fails)
+    # `kubectl apply -k deploy/` is the base.
+    top, _ = local_render(deploy, fails)
+    fails.check(top == docs, "deploy/kustomization.yaml must render exactly deploy/base")
+    all_crds, _ = local_render(os.path.join(deploy, "crds", "prometheus-operator"), fails)
+    fails.check(crd_plurals(all_crds) == PROMETHEUS_OPERATOR_CRDS,
+                "deploy/crds/prometheus-operator lists %s" % sorted(crd_plurals(all_crds)))
     version = cmake_version(src)
     tags = [str(i.get("newTag")) for i in (kust or {}).get("images", []) if i.get("name") == "agent-operator"]
-    fails.check(tags == [version], "kustomization image tag %s should be the project version %s"
+    fails.check(tags == [version], "base image tag %s should be the project version %s"
                 % (tags, version))
     return fails.report("deploy manifests")
+
+
+def check_overlay_telegraf(docs, dep, fails, what):
+    env = container_env(dep)
+    fails.check(env.get("AGENT_OPERATOR_CONTROLLERS", {}).get("value") == "agent,telegraf",
+                "%s must run both controllers (AGENT_OPERATOR_CONTROLLERS=agent,telegraf)" % what)
+    config_maps = {d["metadata"]["name"]: d for d in by_kind(docs, "ConfigMap")}
+    for name in ("AGENT_OPERATOR_TELEGRAF_INFLUXDB_URL", "AGENT_OPERATOR_TELEGRAF_INFLUXDB_ORG"):
+        ref = env.get(name, {}).get("valueFrom", {}).get("configMapKeyRef")
+        if not fails.check(ref is not None, "%s: %s must come from a ConfigMap" % (what, name)):
+            continue
+        cm = config_maps.get(ref["name"])
+        fails.check(cm is not None and cm.get("data", {}).get(ref["key"]),
+                    "%s: %s refers to %s/%s, which the overlay does not provide"
+                    % (what, name, ref["name"], ref["key"]))
+    for ref in (e.get("valueFrom", {}).get("configMapKeyRef") for e in env.values()):
+        if ref and not ref.get("optional"):
+            fails.check(ref["name"] in config_maps, "%s: ConfigMap %s is not in the overlay"
+                        % (what, ref["name"]))
+
+
+def check_overlay_ha(docs, dep, fails, what):
+    pdbs = by_kind(docs, "PodDisruptionBudget")
+    if not fails.check(len(pdbs) == 1, "%s: want one PodDisruptionBudget, found %d" % (what, len(pdbs))):
+        return
+    spec = pdbs[0]["spec"]
+    fails.check(spec.get("minAvailable") == 1 and "maxUnavailable" not in spec,
+                "%s: the PodDisruptionBudget must keep one replica (minAvailable: 1)" % what)
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    sel = spec.get("selector", {}).get("matchLabels", {})
+    fails.check(sel and all(labels.get(k) == v for k, v in sel.items()),
+                "%s: the PodDisruptionBudget selects %r, not the operator's pods" % (what, sel))
+    fails.check(pdbs[0]["metadata"].get("namespace") == NAMESPACE, "%s: PDB namespace" % what)
+
+
+# Every overlay in deploy/overlays/ and what it must render on top of the base.
+OVERLAYS = {
+    "prometheus-operator-crds": {"crds": GRAFANA_CRDS | PROMETHEUS_OPERATOR_CRDS},
+    "telegraf": {"check": check_overlay_telegraf},
+    "ha": {"replicas": 2, "check": check_overlay_ha},
+}
+
+
+def kustomize(kubectl, directory, fails):
+    proc = subprocess.run([kubectl, "kustomize", directory], capture_output=True, text=True)
+    if proc.returncode != 0:
+        fails.add("kubectl kustomize %s failed (%d): %s" % (directory, proc.returncode, proc.stderr.strip()))
+        return None
+    try:
+        return [d for d in yaml.safe_load_all(proc.stdout) if d]
+    except yaml.YAMLError as e:
+        fails.add("kubectl kustomize %s: output is not YAML: %s" % (directory, e))
+        return None
 
 
 def check_kustomize(src):
     kubectl = shutil.which("kubectl") or ("/usr/bin/kubectl" if os.path.exists("/usr/bin/kubectl") else None)
     if not kubectl:
-        print("SKIP: kubectl not found; install kubectl to check that `kubectl kustomize deploy/` renders")
+        print("SKIP: kubectl not found; install kubectl to check that `kubectl kustomize` renders "
+              "deploy/ and every overlay")
         return SKIP
     fails = Failures()
-    proc = subprocess.run([kubectl, "kustomize", os.path.join(src, "deploy")],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        fails.add("kubectl kustomize deploy/ failed (%d): %s" % (proc.returncode, proc.stderr.strip()))
-        return fails.report("kubectl kustomize")
-    try:
-        rendered = [d for d in yaml.safe_load_all(proc.stdout) if d]
-    except yaml.YAMLError as e:
-        fails.add("rendered output is not YAML: %s" % e)
-        return fails.report("kubectl kustomize")
-    local, _ = local_render(os.path.join(src, "deploy"), fails)
+    deploy = os.path.join(src, "deploy")
 
     def key(d):
         return (d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"])
-    fails.check(sorted(map(key, rendered)) == sorted(map(key, local)),
-                "kustomize renders %s, the files list %s" % (sorted(map(key, rendered)), sorted(map(key, local))))
-    # The same checks on what kustomize produced, not only on the source files.
-    dep = check_deployment(rendered, fails)
-    check_service(rendered, dep, fails)
-    check_rbac(rendered, dep, fails)
-    print("kubectl kustomize deploy/: %d objects" % len(rendered))
+
+    local, _ = local_render(os.path.join(deploy, "base"), fails)
+    for what in ("deploy", "deploy/base"):
+        rendered = kustomize(kubectl, os.path.join(src, what), fails)
+        if rendered is None:
+            continue
+        fails.check(sorted(map(key, rendered)) == sorted(map(key, local)),
+                    "kustomize renders %s for %s, the files list %s"
+                    % (sorted(map(key, rendered)), what, sorted(map(key, local))))
+        # The same checks on what kustomize produced, not only on the source files.
+        dep = check_base(rendered, fails, what)
+        check_service(rendered, dep, fails)
+        check_rbac(rendered, dep, fails)
+        print("kubectl kustomize %s: %d objects" % (what, len(rendered)))
+
+    overlays = sorted(d for d in os.listdir(os.path.join(deploy, "overlays"))
+                      if kustomization_file(os.path.join(deploy, "overlays", d)))
+    fails.check(overlays == sorted(OVERLAYS), "deploy/overlays has %s; the test knows %s (add "
+                "the new overlay's expectations to OVERLAYS)" % (overlays, sorted(OVERLAYS)))
+    used_components = set()
+    for name in overlays:
+        what = "deploy/overlays/" + name
+        want = OVERLAYS.get(name, {})
+        with open(kustomization_file(os.path.join(deploy, "overlays", name)), encoding="utf-8") as f:
+            kust = yaml.safe_load(f)
+        fails.check("../../base" in kust.get("resources", []), "%s must build on ../../base" % what)
+        used_components.update(os.path.basename(c) for c in kust.get("components", []))
+        rendered = kustomize(kubectl, os.path.join(deploy, "overlays", name), fails)
+        if rendered is None:
+            continue
+        fails.check(crd_plurals(rendered) == want.get("crds", GRAFANA_CRDS),
+                    "%s installs CRDs %s" % (what, sorted(crd_plurals(rendered))))
+        dep = check_deployment(rendered, fails, replicas=want.get("replicas", 1))
+        check_service(rendered, dep, fails)
+        check_rbac(rendered, dep, fails)
+        if dep is not None and "check" in want:
+            want["check"](rendered, dep, fails, what)
+        if dep is not None and name != "telegraf":
+            fails.check("AGENT_OPERATOR_CONTROLLERS" not in container_env(dep),
+                        "%s turns on controllers beyond the base's" % what)
+        print("kubectl kustomize %s: %d objects" % (what, len(rendered)))
+    components = sorted(os.listdir(os.path.join(deploy, "components")))
+    fails.check(set(components) <= used_components,
+                "components no overlay uses (so none is tested): %s"
+                % sorted(set(components) - used_components))
     return fails.report("kubectl kustomize")
 
 

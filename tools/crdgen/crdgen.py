@@ -26,7 +26,8 @@ FOREIGN_NOTE = (
     "# definition is for clusters without the Prometheus Operator. Every object keeps\n"
     "# unknown fields, so applying it over a newer Prometheus Operator CRD never strips\n"
     "# fields that version added; where the Prometheus Operator is installed, leave its\n"
-    "# CRD in place and drop this file from deploy/kustomization.yaml.\n")
+    "# CRD in place: the kustomize base (deploy/) never installs this file, only the\n"
+    "# component deploy/components/prometheus-operator-crds does.\n")
 
 
 def preserve_unknown_everywhere(schema):
@@ -106,8 +107,14 @@ def render(res):
     return HEADER + (FOREIGN_NOTE if res.get("foreign") else "") + text
 
 
+# The Prometheus Operator's kinds live in their own directory, a kustomization of their
+# own, so that the kustomize base can leave them out (deploy/README in the README).
+FOREIGN_DIR = "prometheus-operator"
+
+
 def file_name(res):
-    return "%s_%s.yaml" % (res["group"], res["plural"])
+    name = "%s_%s.yaml" % (res["group"], res["plural"])
+    return os.path.join(FOREIGN_DIR, name) if res.get("foreign") else name
 
 
 def main(argv):
@@ -116,7 +123,7 @@ def main(argv):
     parser.add_argument("--out", default=os.path.join(here, "..", "..", "deploy", "crds"),
                         help="output directory (default deploy/crds)")
     args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(os.path.join(args.out, FOREIGN_DIR), exist_ok=True)
     for res in api.RESOURCES:
         with open(os.path.join(args.out, file_name(res)), "w", encoding="utf-8") as f:
             f.write(render(res))

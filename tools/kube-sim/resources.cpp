@@ -148,6 +148,13 @@ ResourceRegistry::ResourceRegistry() {
     auto t = make("coordination.k8s.io", "leases", "Lease");
     add(std::move(t));
   }
+  {
+    auto t = make("policy", "poddisruptionbudgets", "PodDisruptionBudget");
+    t.short_names = {"pdb"};
+    t.status_subresource = true;
+    t.generation = true;
+    add(std::move(t));
+  }
   for (const auto& [res, kind, namespaced] :
        std::vector<std::tuple<std::string, std::string, bool>>{
            {"roles", "Role", true},
