@@ -103,6 +103,16 @@ asio::awaitable<void> serve_healthz(std::shared_ptr<HealthState> state, net::Res
   co_await w.respond(std::move(r));
 }
 
+// /livez, kube-apiserver's and controller-runtime's name for the liveness endpoint: the
+// /healthz verdict in the checks format of /readyz.
+asio::awaitable<void> serve_livez(std::shared_ptr<HealthState> state, net::ResponseWriter& w) {
+  const std::string why = state->liveness(kMaxHeartbeatSilence);
+  net::HttpResponse r =
+      why.empty() ? text_response(200, "[+]event-loop ok\nlivez check passed\n")
+                  : text_response(500, "[-]event-loop: " + why + "\nlivez check failed\n");
+  co_await w.respond(std::move(r));
+}
+
 asio::awaitable<void> serve_readyz(std::shared_ptr<HealthState> state, net::ResponseWriter& w) {
   auto [ok, body] = state->readiness();
   net::HttpResponse r = text_response(ok ? 200 : 503, std::move(body));
@@ -124,6 +134,9 @@ net::Router health_routes(std::shared_ptr<HealthState> state) {
              [state](const net::ServerRequest&, net::ResponseWriter& w) {
                return serve_healthz(state, w);
              });
+  router.add(
+      net::Method::get, "/livez",
+      [state](const net::ServerRequest&, net::ResponseWriter& w) { return serve_livez(state, w); });
   router.add(net::Method::get, "/readyz",
              [state](const net::ServerRequest&, net::ResponseWriter& w) {
                return serve_readyz(state, w);

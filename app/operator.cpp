@@ -282,6 +282,7 @@ int run_operator(const Options& options) {
              {"version", "revision"})
       .with({AOP_VERSION, build_revision()})
       .set(1);
+  net::metrics::register_process_metrics(net::metrics::registry());
 
   asio::co_spawn(p.ioc, run_heartbeat(p.health, kHeartbeatPeriod), asio::detached);
   p.health->add_readiness_check("api-server", [&p] {

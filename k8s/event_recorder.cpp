@@ -260,7 +260,14 @@ class AggregatingRecorder final : public EventRecorder {
  public:
   AggregatingRecorder(const asio::any_io_executor& executor, ApiClient& client,
                       EventRecorderOptions options)
-      : s_(std::make_shared<RecorderState>(executor, client, std::move(options))) {}
+      : s_(std::make_shared<RecorderState>(executor, client, std::move(options))) {
+    // Exported at 0 from the start, so that rates and alerts see the series before the
+    // first Event.
+    auto& m = Metrics::instance();
+    m.written.with({"create"});
+    m.written.with({"patch"});
+    m.dropped();
+  }
 
   void record(const EventSubject& subject, EventType type, std::string reason,
               std::string message) override {

@@ -130,6 +130,14 @@ void Registry::gauge_callback(std::string_view name, std::string_view help,
   e.callback = std::move(fn);
 }
 
+void Registry::counter_callback(std::string_view name, std::string_view help,
+                                std::function<double()> fn) {
+  const std::lock_guard lock(mutex_);
+  Entry& e = entry(name, Type::counter, help, {});
+  if (e.counters) throw std::logic_error("metric " + std::string(name) + " is a plain counter");
+  e.callback = std::move(fn);
+}
+
 std::string escape_label_value(std::string_view v) {
   std::string out;
   out.reserve(v.size());
@@ -218,7 +226,9 @@ std::string Registry::expose() const {
     switch (e.type) {
       case Type::counter:
         out += "# TYPE " + name + " counter\n";
-        if (e.counters) {
+        if (e.callback) {
+          out += name + " " + format_value(e.callback()) + "\n";
+        } else if (e.counters) {
           e.counters->for_each([&](const std::vector<std::string>& labels, const Counter& c) {
             out += name + label_block(e.label_names, labels) + " " + format_value(c.value()) + "\n";
           });

@@ -100,6 +100,8 @@ class Registry {
                                std::vector<std::string> label_names, std::vector<double> buckets);
   // A gauge whose value is computed when scraped (e.g. a queue's depth).
   void gauge_callback(std::string_view name, std::string_view help, std::function<double()> fn);
+  // A counter whose value is computed when scraped (e.g. CPU seconds read from /proc).
+  void counter_callback(std::string_view name, std::string_view help, std::function<double()> fn);
 
   // Prometheus text exposition format 0.0.4, families sorted by name.
   std::string expose() const;
@@ -123,6 +125,12 @@ class Registry {
 
 // The process-wide registry served on /metrics.
 Registry& registry();
+
+// Registers the Prometheus client conventions' process_* metrics, read from /proc/self
+// when scraped: process_cpu_seconds_total, process_resident_memory_bytes,
+// process_virtual_memory_bytes, process_open_fds, process_max_fds,
+// process_start_time_seconds. Idempotent.
+void register_process_metrics(Registry& r);
 
 // `count` bounds: start, start*factor, start*factor^2, ...
 std::vector<double> exponential_buckets(double start, double factor, int count);

@@ -84,8 +84,16 @@ TEST(Health, ReadyzReflectsEveryCheckAndHealthzTheHeartbeat) {
   auto dead = get(io, *s.client, "/healthz");
   EXPECT_EQ(dead.status, 500);
   EXPECT_NE(dead.body.find("heartbeat silent for 31s"), std::string::npos);
+  auto dead_livez = get(io, *s.client, "/livez");
+  EXPECT_EQ(dead_livez.status, 500);
+  EXPECT_NE(dead_livez.body.find("[-]event-loop: event loop heartbeat silent for 31s"),
+            std::string::npos)
+      << dead_livez.body;
   state->heartbeat();
   EXPECT_EQ(get(io, *s.client, "/healthz").status, 200);
+  auto live = get(io, *s.client, "/livez");
+  EXPECT_EQ(live.status, 200);
+  EXPECT_EQ(live.body, "[+]event-loop ok\nlivez check passed\n");
 
   EXPECT_EQ(get(io, *s.client, "/nope").status, 404);
   stop(io, s);

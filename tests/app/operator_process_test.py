@@ -247,6 +247,36 @@ class OperatorProcessTest(unittest.TestCase):
         wait_for("a logged retry", lambda: "API discovery failed; retrying" in op.text())
         self.assertEqual(op.stop(), 0)
 
+    def test_readme_lists_exactly_the_exported_metrics(self):
+        """Every metric family the running operator exports (both controllers, leader
+        election) is in the README's metric table with its type, and every one listed there
+        is exported."""
+        self.sim.apply(HIERARCHY)
+        op = self.operator("metrics", "--controllers=agent,telegraf",
+                           "--telegraf-influxdb-url=https://influxdb.example.com",
+                           "--telegraf-influxdb-org=example", "--leader-elect",
+                           "--leader-election-namespace=default")
+        wait_for("a successful reconcile", lambda: (op.metric(
+            'controller_runtime_reconcile_total{controller="grafana-agent",result="success"}') or 0) >= 1)
+        _, body = http_get(op.metrics + "/metrics")
+        exported = dict(re.findall(r"^# TYPE (\S+) (\S+)$", body, re.M))
+        with open(os.path.join(SOURCE_DIR, "README.md")) as f:
+            readme = f.read()
+        table = readme.split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
+        documented = {}
+        for row in re.findall(r"^\| (`.*?) \| (\w+) \|", table, re.M):
+            for name in re.findall(r"`([a-z_:]+)(?:\{[^`]*\})?`", row[0]):
+                documented[name] = row[1]
+        self.assertGreater(len(documented), 30)
+        self.assertEqual(sorted(set(exported) - set(documented)), [],
+                         "exported, missing from the README's metric table")
+        self.assertEqual(sorted(set(documented) - set(exported)), [],
+                         "in the README's metric table, not exported")
+        self.assertEqual({n: t for n, t in documented.items() if exported[n] != t}, {},
+                         "types in the README differ from the exported ones")
+        self.assertRegex(body, r'agent_operator_build_info\{version="[^"]+",revision="[^"]+"\} 1')
+        self.assertEqual(op.stop(), 0)
+
     def test_usage_errors_exit_2_with_a_message(self):
         for args, needle in ((["--workers=zero"], "--workers: expected an integer"),
                              (["--no-such-flag"], "unknown flag --no-such-flag"),

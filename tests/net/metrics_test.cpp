@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <regex>
 #include <stdexcept>
 #include <thread>
 
@@ -76,6 +81,55 @@ TEST(Metrics, GaugeCallbackIsEvaluatedAtScrape) {
   r.gauge_callback("queue_depth", "Depth.", [&] { return depth; });
   depth = 42;
   EXPECT_NE(r.expose().find("queue_depth 42\n"), std::string::npos);
+}
+
+TEST(Metrics, CounterCallbackIsACounter) {
+  Registry r;
+  r.counter_callback("work_seconds_total", "Work.", [] { return 2.5; });
+  EXPECT_NE(r.expose().find("# TYPE work_seconds_total counter\nwork_seconds_total 2.5\n"),
+            std::string::npos);
+}
+
+double scraped(const std::string& text, const std::string& name) {
+  std::smatch m;
+  const std::regex line("(^|\n)" + name + " (\\S+)\n");
+  if (!std::regex_search(text, m, line)) return -12345;
+  return std::stod(m[2]);
+}
+
+TEST(ProcessMetrics, ReadFromProc) {
+  Registry r;
+  register_process_metrics(r);
+  const std::string before = r.expose();
+  for (const char* type :
+       {"# TYPE process_cpu_seconds_total counter", "# TYPE process_resident_memory_bytes gauge",
+        "# TYPE process_start_time_seconds gauge"}) {
+    EXPECT_NE(before.find(type), std::string::npos) << type;
+  }
+  EXPECT_GE(scraped(before, "process_cpu_seconds_total"), 0);
+  const double rss = scraped(before, "process_resident_memory_bytes");
+  EXPECT_GT(rss, 1 << 20);  // a running test binary holds more than 1 MiB
+  EXPECT_GE(scraped(before, "process_virtual_memory_bytes"), rss);
+  rlimit limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  EXPECT_EQ(scraped(before, "process_max_fds"), static_cast<double>(limit.rlim_cur));
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double start = scraped(before, "process_start_time_seconds");
+  EXPECT_LE(start, now + 1);
+  EXPECT_GT(start, now - 86400);  // this test process did not start yesterday
+  // One more open file is one more descriptor.
+  const double fds = scraped(before, "process_open_fds");
+  EXPECT_GE(fds, 3);
+  std::FILE* f = std::fopen("/proc/self/stat", "r");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(scraped(r.expose(), "process_open_fds"), fds + 1);
+  std::fclose(f);
+  // CPU time only grows.
+  volatile double sink = 0;
+  for (int i = 0; i < 20'000'000; ++i) sink = sink + i;
+  EXPECT_GT(scraped(r.expose(), "process_cpu_seconds_total"),
+            scraped(before, "process_cpu_seconds_total"));
 }
 
 TEST(Metrics, SpecialValues) {
