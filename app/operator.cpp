@@ -30,6 +30,7 @@
 #include "app/build_info.hpp"
 #include "app/health.hpp"
 #include "app/modules.hpp"
+#include "app/root_readiness.hpp"
 #include "k8s/event_recorder.hpp"
 #include "k8s/informer_factory.hpp"
 #include "k8s/kubeconfig.hpp"
@@ -50,6 +51,8 @@ namespace {
 // Grace for in-flight HTTP requests (probes, scrapes) when the servers stop.
 constexpr auto kServerStopGrace = 2s;
 constexpr auto kHeartbeatPeriod = 1s;
+// How often agent_operator_roots is recounted from the cache.
+constexpr auto kRootCountPeriod = 5s;
 // How often start-up checks whether the caches have synced.
 constexpr auto kSyncPollPeriod = 100ms;
 
@@ -214,6 +217,12 @@ asio::awaitable<Result<void>> connect(Process& p) {
     p.health->add_readiness_check(module->name(), [module] { return module->not_ready_reason(); });
   }
   p.informers->start();
+  if (std::find(p.options.controllers.begin(), p.options.controllers.end(), "agent") !=
+      p.options.controllers.end()) {
+    asio::co_spawn(p.ioc,
+                   count_root_readiness(*p.informers, p.options, kRootCountPeriod, p.shutting_down),
+                   asio::detached);
+  }
 
   if (p.options.leader_elect) {
     k8s::LeaderElectionConfig le;

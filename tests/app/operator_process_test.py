@@ -258,6 +258,9 @@ class OperatorProcessTest(unittest.TestCase):
                            "--leader-election-namespace=default")
         wait_for("a successful reconcile", lambda: (op.metric(
             'controller_runtime_reconcile_total{controller="grafana-agent",result="success"}') or 0) >= 1)
+        # kube-sim runs no pods: the GrafanaAgent is reconciled but not Ready.
+        wait_for("the root counted as not ready", lambda: op.metric(
+            'agent_operator_roots{controller="grafana-agent",ready="False"}') == 1)
         _, body = http_get(op.metrics + "/metrics")
         exported = dict(re.findall(r"^# TYPE (\S+) (\S+)$", body, re.M))
         with open(os.path.join(SOURCE_DIR, "README.md")) as f:

@@ -411,7 +411,7 @@ def check_manifests(src):
     return fails.report("deploy manifests")
 
 
-def check_overlay_telegraf(docs, dep, fails, what):
+def check_overlay_telegraf(docs, dep, fails, what, src):
     env = container_env(dep)
     fails.check(env.get("AGENT_OPERATOR_CONTROLLERS", {}).get("value") == "agent,telegraf",
                 "%s must run both controllers (AGENT_OPERATOR_CONTROLLERS=agent,telegraf)" % what)
@@ -430,7 +430,7 @@ def check_overlay_telegraf(docs, dep, fails, what):
                         % (what, ref["name"]))
 
 
-def check_overlay_ha(docs, dep, fails, what):
+def check_overlay_ha(docs, dep, fails, what, src):
     pdbs = by_kind(docs, "PodDisruptionBudget")
     if not fails.check(len(pdbs) == 1, "%s: want one PodDisruptionBudget, found %d" % (what, len(pdbs))):
         return
@@ -444,11 +444,114 @@ def check_overlay_ha(docs, dep, fails, what):
     fails.check(pdbs[0]["metadata"].get("namespace") == NAMESPACE, "%s: PDB namespace" % what)
 
 
+def documented_metrics(src):
+    """The metric names of the README's metric table (tests/app checks that table against
+    what the binary exports, both ways)."""
+    with open(os.path.join(src, "README.md"), encoding="utf-8") as f:
+        table = f.read().split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
+    names = set()
+    for cell in re.findall(r"^\| (`.*?) \|", table, re.M):
+        names.update(re.findall(r"`([a-z_:]+)(?:\{[^`]*\})?`", cell))
+    return names
+
+
+PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or",
+                "unless", "bool", "offset", "le", "inf", "nan"}
+
+
+def promql_metrics(expr):
+    """Metric names in a PromQL expression: identifiers that are not functions (followed
+    by '('), aggregation modifiers and their label lists, label matchers, ranges, strings
+    or numbers."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)         # strings
+    text = re.sub(r"\{[^}]*\}", " ", text)                   # label matchers
+    text = re.sub(r"\[[^\]]*\]", " ", text)                   # ranges
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    names = set()
+    for m in re.finditer(r"[a-zA-Z_:][a-zA-Z0-9_:]*", text):
+        word = m.group(0)
+        if word.lower() in PROMQL_WORDS or text[m.end():].lstrip().startswith("("):
+            continue
+        names.add(word)
+    return names
+
+
+def base_metric(name):
+    for suffix in ("_bucket", "_sum", "_count"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+# Alerts the operator's PrometheusRule must have, and what they are about.
+EXPECTED_ALERTS = {
+    "AgentOperatorDown", "AgentOperatorReconcileErrors", "AgentOperatorWorkQueueBacklog",
+    "AgentOperatorReconcileStuck", "AgentOperatorCachesDisconnected", "AgentOperatorNoLeader",
+    "AgentOperatorRootsNotReady",
+}
+
+
+def check_overlay_monitoring(docs, dep, fails, what, src):
+    exported = documented_metrics(src) | {"up"}  # `up` is Prometheus's own
+    svc = by_kind(docs, "Service")[0]
+    job = svc["metadata"]["name"]
+    sms = by_kind(docs, "ServiceMonitor")
+    if fails.check(len(sms) == 1, "%s: want one ServiceMonitor, found %d" % (what, len(sms))):
+        sm = sms[0]["spec"]
+        sel = sm.get("selector", {}).get("matchLabels", {})
+        labels = svc["metadata"].get("labels", {})
+        fails.check(sel and all(labels.get(k) == v for k, v in sel.items()),
+                    "%s: the ServiceMonitor selects %r, not the metrics Service" % (what, sel))
+        fails.check(NAMESPACE in sm.get("namespaceSelector", {}).get("matchNames", []),
+                    "%s: the ServiceMonitor must look in %s" % (what, NAMESPACE))
+        ports = {p.get("name") for p in svc["spec"]["ports"]}
+        for ep in sm.get("endpoints", []):
+            fails.check(ep.get("port") in ports, "%s: ServiceMonitor port %r is not a Service port %s"
+                        % (what, ep.get("port"), sorted(ports)))
+    rules = [r for pr in by_kind(docs, "PrometheusRule") for g in pr["spec"]["groups"] for r in g["rules"]]
+    alerts = {r.get("alert"): r for r in rules}
+    fails.check(set(alerts) == EXPECTED_ALERTS, "%s: alerts %s, want %s"
+                % (what, sorted(a for a in alerts if a), sorted(EXPECTED_ALERTS)))
+    for name, rule in sorted(alerts.items(), key=lambda kv: str(kv[0])):
+        expr = str(rule.get("expr", ""))
+        fails.check('job="%s"' % job in expr, "%s: alert %s must select job=\"%s\"" % (what, name, job))
+        fails.check(rule.get("for"), "%s: alert %s has no `for`" % (what, name))
+        fails.check(rule.get("labels", {}).get("severity") in ("warning", "critical"),
+                    "%s: alert %s severity" % (what, name))
+        for key in ("summary", "description"):
+            fails.check(rule.get("annotations", {}).get(key), "%s: alert %s lacks %s" % (what, name, key))
+        for metric in sorted(promql_metrics(expr)):
+            fails.check(base_metric(metric) in exported or metric in exported,
+                        "%s: alert %s uses %s, which agent-operator does not export"
+                        % (what, name, metric))
+    dashboards = [d for d in by_kind(docs, "ConfigMap")
+                  if d["metadata"].get("labels", {}).get("grafana_dashboard") == "1"]
+    if not fails.check(len(dashboards) == 1, "%s: want one dashboard ConfigMap" % what):
+        return
+    import json
+    for key, text in dashboards[0].get("data", {}).items():
+        try:
+            dash = json.loads(text)
+        except ValueError as e:
+            fails.add("%s: dashboard %s is not JSON: %s" % (what, key, e))
+            continue
+        exprs = [t["expr"] for p in dash.get("panels", []) for t in p.get("targets", [])]
+        fails.check(len(exprs) >= 10, "%s: dashboard %s has %d queries" % (what, key, len(exprs)))
+        for expr in exprs:
+            fails.check('job="%s"' % job in expr, "%s: dashboard query %r must select the job"
+                        % (what, expr))
+            for metric in sorted(promql_metrics(expr)):
+                fails.check(base_metric(metric) in exported or metric in exported,
+                            "%s: dashboard query uses %s, which agent-operator does not export"
+                            % (what, metric))
+
+
 # Every overlay in deploy/overlays/ and what it must render on top of the base.
 OVERLAYS = {
     "prometheus-operator-crds": {"crds": GRAFANA_CRDS | PROMETHEUS_OPERATOR_CRDS},
     "telegraf": {"check": check_overlay_telegraf},
     "ha": {"replicas": 2, "check": check_overlay_ha},
+    "monitoring": {"check": check_overlay_monitoring},
 }
 
 
@@ -511,7 +614,7 @@ def check_kustomize(src):
         check_service(rendered, dep, fails)
         check_rbac(rendered, dep, fails)
         if dep is not None and "check" in want:
-            want["check"](rendered, dep, fails, what)
+            want["check"](rendered, dep, fails, what, src)
         if dep is not None and name != "telegraf":
             fails.check("AGENT_OPERATOR_CONTROLLERS" not in container_env(dep),
                         "%s turns on controllers beyond the base's" % what)
