@@ -6,8 +6,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "net/metrics.hpp"
-
 namespace aop::app {
 
 namespace asio = boost::asio;
@@ -119,13 +117,6 @@ asio::awaitable<void> serve_readyz(std::shared_ptr<HealthState> state, net::Resp
   co_await w.respond(std::move(r));
 }
 
-asio::awaitable<void> serve_metrics(net::ResponseWriter& w) {
-  net::HttpResponse r;
-  r.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-  r.body = net::metrics::registry().expose();
-  co_await w.respond(std::move(r));
-}
-
 }  // namespace
 
 net::Router health_routes(std::shared_ptr<HealthState> state) {
@@ -141,13 +132,6 @@ net::Router health_routes(std::shared_ptr<HealthState> state) {
              [state](const net::ServerRequest&, net::ResponseWriter& w) {
                return serve_readyz(state, w);
              });
-  return router;
-}
-
-net::Router metrics_routes() {
-  net::Router router;
-  router.add(net::Method::get, "/metrics",
-             [](const net::ServerRequest&, net::ResponseWriter& w) { return serve_metrics(w); });
   return router;
 }
 

@@ -7,8 +7,6 @@
 //   /readyz   200 when every readiness check passes (caches synced; with leader
 //             election a synced standby is ready too, so a rolling update can proceed);
 //             the body lists each check, `?verbose` or not.
-//   /metrics  the Prometheus registry in text format. Never carries secret data: metric
-//             labels are kinds, controllers, verbs and codes, never object contents.
 #pragma once
 
 #include <atomic>
@@ -54,9 +52,8 @@ class HealthState {
   std::vector<std::pair<std::string, std::function<std::string()>>> checks_;
 };
 
-// Routes for the health server and for the metrics server.
+// Routes for the health server (the metrics server's are in metrics_server.hpp).
 net::Router health_routes(std::shared_ptr<HealthState> state);
-net::Router metrics_routes();
 
 // Ticks state->heartbeat() every `period` until the executor stops.
 boost::asio::awaitable<void> run_heartbeat(std::shared_ptr<HealthState> state,

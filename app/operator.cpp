@@ -29,6 +29,7 @@
 
 #include "app/build_info.hpp"
 #include "app/health.hpp"
+#include "app/metrics_server.hpp"
 #include "app/modules.hpp"
 #include "app/root_readiness.hpp"
 #include "k8s/event_recorder.hpp"
@@ -56,13 +57,15 @@ constexpr auto kRootCountPeriod = 5s;
 // How often start-up checks whether the caches have synced.
 constexpr auto kSyncPollPeriod = 100ms;
 
-Result<std::unique_ptr<net::HttpServer>> serve(asio::any_io_executor ex, const std::string& what,
-                                               const std::string& address, net::Router router) {
+Result<std::unique_ptr<net::HttpServer>> serve(
+    asio::any_io_executor ex, const std::string& what, const std::string& address,
+    net::Router router, std::optional<net::TlsServerOptions> tls = std::nullopt) {
   auto bind = parse_bind_address(address);
   if (!bind) return make_error("--" + what + ": " + bind.error().message);
   net::HttpServerOptions o;
   o.host = bind->host;
   o.port = bind->port;
+  o.tls = std::move(tls);
   auto server = net::HttpServer::create(ex, o, std::move(router));
   if (!server) return make_error("--" + what + " " + address + ": " + server.error().message);
   (*server)->start();
@@ -275,15 +278,26 @@ int run_operator(const Options& options) {
               {{"port", unsigned{p.health_server->port()}}, {"paths", "/healthz /readyz"}});
   }
   if (!options.metrics_bind_address.empty()) {
+    std::optional<net::TlsServerOptions> tls;
+    if (options.metrics_secure) {
+      auto t = metrics_tls(options, host_name());
+      if (!t) {
+        log::error("cannot serve metrics over HTTPS", {{"error", t.error().message}});
+        return 1;
+      }
+      tls = std::move(*t);
+    }
     auto s = serve(p.ioc.get_executor(), "metrics-bind-address", options.metrics_bind_address,
-                   metrics_routes());
+                   metrics_routes(metrics_gate(options)), std::move(tls));
     if (!s) {
       log::error("cannot serve metrics", {{"error", s.error().message}});
       return 1;
     }
     p.metrics_server = std::move(*s);
-    log::info("serving metrics",
-              {{"port", unsigned{p.metrics_server->port()}}, {"path", "/metrics"}});
+    log::info("serving metrics", {{"port", unsigned{p.metrics_server->port()}},
+                                  {"path", "/metrics"},
+                                  {"scheme", options.metrics_secure ? "https" : "http"},
+                                  {"auth", options.metrics_auth}});
   }
   net::metrics::registry()
       .gauge("agent_operator_build_info",

@@ -46,6 +46,18 @@ void register_flags(FlagSet& f, Options& o) {
                "Address of /healthz and /readyz; empty disables");
   f.add_string("metrics-bind-address", &o.metrics_bind_address,
                "Address of /metrics (Prometheus text format); empty disables");
+  f.add_bool("metrics-secure", &o.metrics_secure,
+             "Serve /metrics over HTTPS (with --metrics-cert-file/--metrics-key-file, else a "
+             "self-signed certificate made at start-up)");
+  f.add_string("metrics-cert-file", &o.metrics_cert_file,
+               "PEM certificate (chain) for HTTPS on /metrics, e.g. from cert-manager");
+  f.add_string("metrics-key-file", &o.metrics_key_file, "PEM private key of --metrics-cert-file");
+  f.add_choice("metrics-auth", &o.metrics_auth, {"none", "token-file"},
+               "Who may read /metrics: anyone, or bearer tokens listed in --metrics-token-file "
+               "(needs --metrics-secure)");
+  f.add_string("metrics-token-file", &o.metrics_token_file,
+               "File of accepted bearer tokens for /metrics, one per line; re-read when it "
+               "changes");
   f.add_choice("log-level", &o.log_level, {"debug", "info", "warn", "error"}, "Log level");
   f.add_choice("log-format", &o.log_format, {"text", "json"}, "Log format: logfmt text or JSON");
 
@@ -167,6 +179,19 @@ Result<void> validate(Options& o) {
       for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
       return make_error("telegraf options: " + all);
     }
+  }
+  if (o.metrics_cert_file.empty() != o.metrics_key_file.empty()) {
+    return make_error("--metrics-cert-file and --metrics-key-file go together");
+  }
+  if (!o.metrics_cert_file.empty() && !o.metrics_secure) {
+    return make_error("--metrics-cert-file needs --metrics-secure");
+  }
+  if (o.metrics_auth != "none" && !o.metrics_secure) {
+    return make_error("--metrics-auth=" + o.metrics_auth +
+                      " needs --metrics-secure: bearer tokens must not cross plain HTTP");
+  }
+  if ((o.metrics_auth == "token-file") != !o.metrics_token_file.empty()) {
+    return make_error("--metrics-token-file goes with --metrics-auth=token-file (and it with it)");
   }
   if (o.leader_election_renew_deadline >= o.leader_election_lease_duration) {
     return make_error(

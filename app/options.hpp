@@ -44,6 +44,11 @@ struct Options {
   // Serving and logs
   std::string health_probe_bind_address = ":8081";
   std::string metrics_bind_address = ":8080";
+  bool metrics_secure = false;    // HTTPS on the metrics port
+  std::string metrics_cert_file;  // PEM; "" with metrics_secure = self-signed
+  std::string metrics_key_file;
+  std::string metrics_auth = "none";  // none | token-file
+  std::string metrics_token_file;
   std::string log_level = "info";
   std::string log_format = "text";
 

@@ -1,6 +1,7 @@
 // The health and metrics endpoints, served by the real HTTP server and read by the real
 // client over loopback, with a fake clock for the heartbeat.
 #include "app/health.hpp"
+#include "app/metrics_server.hpp"
 
 #include <gtest/gtest.h>
 
@@ -105,7 +106,7 @@ TEST(Metrics, ServesTheRegistryInTextFormat) {
       .counter("agent_operator_test_requests_total", "A test counter", {"code"})
       .with({"200"})
       .inc(3);
-  auto s = serve(io, app::metrics_routes());
+  auto s = serve(io, app::metrics_routes(nullptr));
   auto r = get(io, *s.client, "/metrics");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.headers.get("Content-Type").value_or(""), "text/plain; version=0.0.4; charset=utf-8");

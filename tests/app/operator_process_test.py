@@ -280,10 +280,51 @@ class OperatorProcessTest(unittest.TestCase):
         self.assertRegex(body, r'agent_operator_build_info\{version="[^"]+",revision="[^"]+"\} 1')
         self.assertEqual(op.stop(), 0)
 
+    def test_metrics_over_https_with_a_token_file(self):
+        import ssl
+        tokens = os.path.join(self.tmp.name, "metrics-tokens")
+        with open(tokens, "w") as f:
+            f.write("# scrapers\nfirst-token\n")
+        op = self.operator("secure", "--metrics-secure", "--metrics-auth=token-file",
+                           "--metrics-token-file", tokens)
+        url = op.metrics.replace("http://", "https://") + "/metrics"
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE  # the self-signed certificate made at start-up
+
+        def scrape(token=None):
+            headers = {"Authorization": "Bearer " + token} if token else {}
+            req = urllib.request.Request(url, headers=headers)
+            try:
+                with urllib.request.urlopen(req, timeout=10, context=context) as r:
+                    return r.status, r.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read().decode()
+
+        self.assertEqual(scrape()[0], 401)
+        self.assertEqual(scrape("wrong-token")[0], 401)
+        status, body = scrape("first-token")
+        self.assertEqual(status, 200)
+        self.assertIn("process_start_time_seconds", body)
+        self.assertEqual(http_get(op.metrics + "/metrics")[0], None, "plain HTTP must not answer")
+        # A rotated token file is read again: the old token stops working.
+        with open(tokens, "w") as f:
+            f.write("second-token\n")
+        os.utime(tokens, (time.time() + 5, time.time() + 5))
+        self.assertEqual(scrape("first-token")[0], 401)
+        self.assertEqual(scrape("second-token")[0], 200)
+        self.assertIn("scheme=https auth=token-file", op.text())
+        self.assertNotIn("second-token", op.text())
+        self.assertEqual(op.stop(), 0)
+
     def test_usage_errors_exit_2_with_a_message(self):
         for args, needle in ((["--workers=zero"], "--workers: expected an integer"),
                              (["--no-such-flag"], "unknown flag --no-such-flag"),
-                             (["--kubelet-service=kubelet"], "expected namespace/name")):
+                             (["--kubelet-service=kubelet"], "expected namespace/name"),
+                             (["--metrics-auth=token-file", "--metrics-token-file=x"],
+                              "needs --metrics-secure"),
+                             (["--controllers=agent,telegraf"],
+                              "--telegraf-influxdb-url is required")):
             r = subprocess.run([os.path.join(BIN_DIR, "agent-operator"), *args],
                                capture_output=True, text=True, timeout=DEADLINE)
             self.assertEqual(r.returncode, 2, args)
