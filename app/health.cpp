@@ -44,6 +44,15 @@ Result<BindAddress> parse_bind_address(std::string_view text) {
   return out;
 }
 
+net::HttpResponse text_response(int status, std::string body) {
+  net::HttpResponse r;
+  r.status = status;
+  r.headers.set("Content-Type", "text/plain; charset=utf-8");
+  r.headers.set("Cache-Control", "no-store");
+  r.body = std::move(body);
+  return r;
+}
+
 void HealthState::add_readiness_check(std::string name, std::function<std::string()> check) {
   const std::lock_guard lock(mutex_);
   checks_.emplace_back(std::move(name), std::move(check));
@@ -82,15 +91,6 @@ std::pair<bool, std::string> HealthState::readiness() const {
 }
 
 namespace {
-
-net::HttpResponse text_response(int status, std::string body) {
-  net::HttpResponse r;
-  r.status = status;
-  r.headers.set("Content-Type", "text/plain; charset=utf-8");
-  r.headers.set("Cache-Control", "no-store");
-  r.body = std::move(body);
-  return r;
-}
 
 // Handlers are coroutine *functions* taking their state by value, reached through
 // non-coroutine lambdas: a capturing lambda that is itself a coroutine refers to its

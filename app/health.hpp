@@ -52,6 +52,9 @@ class HealthState {
   std::vector<std::pair<std::string, std::function<std::string()>>> checks_;
 };
 
+// A plain-text response that no cache keeps (probes and their refusals).
+net::HttpResponse text_response(int status, std::string body);
+
 // Routes for the health server (the metrics server's are in metrics_server.hpp).
 net::Router health_routes(std::shared_ptr<HealthState> state);
 

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "app/health.hpp"
 #include "app/options.hpp"
 #include "net/metrics.hpp"
 #include "net/tls_certs.hpp"
@@ -19,17 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-net::HttpResponse text(int status, std::string body) {
-  net::HttpResponse r;
-  r.status = status;
-  r.headers.set("Content-Type", "text/plain; charset=utf-8");
-  r.headers.set("Cache-Control", "no-store");
-  r.body = std::move(body);
-  return r;
-}
-
 net::HttpResponse unauthorized(std::string why) {
-  net::HttpResponse r = text(401, "Unauthorized: " + why + "\n");
+  net::HttpResponse r = text_response(401, "Unauthorized: " + why + "\n");
   r.headers.set("WWW-Authenticate", "Bearer realm=\"agent-operator metrics\"");
   return r;
 }

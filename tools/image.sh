@@ -14,7 +14,8 @@
 # --tag        image tag inside the layout (default: the binary's version)
 # --source     org.opencontainers.image.source (default: the git remote "origin" when it
 #              is a URL; left out otherwise)
-# --no-setup   do not install missing Debian packages (umoci, binutils, ca-certificates)
+# --no-setup   do not run tools/setup.sh (which installs missing Debian packages: umoci,
+#              binutils, ca-certificates and the build's)
 # --rootfs     assemble the root filesystem into DIR and stop; deploy/Dockerfile uses this
 #              so that both images have the same contents
 #
@@ -116,19 +117,10 @@ fi
 
 # ---- packages and the binary -------------------------------------------------------------
 
+# tools/setup.sh installs what the build and this script need (umoci, binutils,
+# ca-certificates are in its package list) and is quiet when nothing is missing.
 if [ "$setup" -eq 1 ]; then
-  missing=()
-  for p in umoci binutils ca-certificates; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    echo "image.sh: installing ${missing[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-      "${missing[@]}" >/dev/null
-  fi
+  "$root/tools/setup.sh" --no-build
 fi
 command -v umoci >/dev/null || fail "umoci not found (Debian: umoci)"
 
