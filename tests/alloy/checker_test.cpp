@@ -507,6 +507,24 @@ std::vector<Broken> broken_inputs() {
   b.push_back({"json without expressions", with_stage("  stage.json {\n    source = \"\"\n  }\n"),
                "expressions is required"});
   b.push_back({"unknown stage", with_stage("  stage.geoip {}\n"), "unknown block stage.geoip"});
+  b.push_back({"logfmt without mapping", with_stage("  stage.logfmt {\n    source = \"x\"\n  }\n"),
+               "missing required attribute mapping"});
+  b.push_back({"limit burst not an integer",
+               with_stage("  stage.limit {\n    rate = 5\n    burst = 1.5\n  }\n"),
+               "burst: expected an integer"});
+  // Exporter argument types.
+  b.push_back({"exporter list argument given a string",
+               edit(integrations(), kIntegration, "  procfs_path = \"/host/proc\"\n",
+                    "  enable_collectors = \"cpu,meminfo\"\n  procfs_path = \"/host/proc\"\n"),
+               "enable_collectors: expected a list of strings"});
+  b.push_back(
+      {"exporter string argument given a bool",
+       edit(integrations(), kIntegration, "rootfs_path = \"/host/root\"", "rootfs_path = true"),
+       "rootfs_path: expected a string"});
+  b.push_back({"exporter block argument of the wrong type",
+               edit(integrations(), kIntegration, "  sysfs_path = \"/host/sys\"\n",
+                    "  sysfs_path = \"/host/sys\"\n  ntp {\n    ip_ttl = \"1\"\n  }\n"),
+               "ip_ttl: expected an integer"});
   // Layout.
   b.push_back({"tab indentation", edit(metrics(), "main.alloy", "  level", "\tlevel"),
                "expected `  level = \"info\"`, found `\\tlevel = \"info\"`"});

@@ -3,79 +3,39 @@
 // goes through the Alloy checker; the worked example of the backend specification must
 // come out byte for byte as golden/worked_example/metrics (typed in from the
 // specification, not generated).
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
-#include "k8s/yaml.hpp"
 #include "reconcile/agent/config.hpp"
-#include "reconcile/agent/decode.hpp"
-#include "reconcile/agent/hierarchy.hpp"
-#include "reconcile/agent/memory_cluster.hpp"
 #include "reconcile/alloy/labels.hpp"
 #include "reconcile/alloy/metrics.hpp"
 #include "reconcile/alloy/pack.hpp"
-#include "tests/alloy/checker/checker.hpp"
+#include "tests/alloy/support.hpp"
 
 namespace aop::alloy {
 namespace {
 
 namespace fs = std::filesystem;
 using boost::json::value;
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read " << p;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::file;
+using test::problems_text;
+using test::read;
 
 // The static metrics trees of every GrafanaAgent in a multi-document YAML cluster.
 std::vector<std::pair<agent::GrafanaAgent, value>> static_trees(
-    const std::string& yaml, const agent::Options& options = {}) {
+    std::string_view yaml, const agent::Options& options = {}) {
   std::vector<std::pair<agent::GrafanaAgent, value>> out;
-  auto docs = k8s::yaml::parse_all(yaml);
-  EXPECT_TRUE(docs.has_value()) << (docs ? "" : docs.error().message);
-  if (!docs) return out;
-  agent::MemoryCluster cluster;
-  for (auto& d : *docs) EXPECT_TRUE(cluster.add(std::move(d)).has_value());
-  for (const auto* o : cluster.objects(agent::Kind::grafana_agent)) {
-    auto ga = agent::decode_grafana_agent(value(*o));
-    EXPECT_TRUE(ga.has_value());
-    if (!ga) continue;
-    auto d = agent::discover(*ga, cluster, options);
-    if (!d.ok()) continue;
-    auto store = agent::resolve_assets(d.hierarchy, cluster);
-    if (!store) continue;
-    auto tree = agent::metrics_config_tree(d.hierarchy, *store, options, nullptr);
-    if (!tree) continue;
-    out.emplace_back(std::move(*ga), std::move(*tree));
+  for (auto& r : test::roots(yaml, options)) {
+    auto tree = agent::metrics_config_tree(r.hierarchy, r.assets, options, nullptr);
+    if (tree) out.emplace_back(r.hierarchy.agent, std::move(*tree));
   }
   return out;
 }
 
 std::vector<check::SourceFile> written(const AlloyConfig& c, const std::string& ns,
                                        const std::string& name) {
-  std::vector<check::SourceFile> out;
-  out.reserve(c.files.size());
-  for (const auto& f : c.files) out.push_back({f.key, write_file(ns, name, f.blocks)});
-  return out;
-}
-
-std::string problems_text(const std::vector<TranslationProblem>& ps) {
-  std::string out;
-  for (const auto& p : ps) {
-    out += std::string(p.cls == ProblemClass::a   ? "A"
-                       : p.cls == ProblemClass::b ? "B"
-                                                  : "C") +
-           " " + p.kind + " " + p.ns + "/" + p.name + " " + p.message + "\n";
-  }
-  return out;
+  return test::written(c.files, ns, name);
 }
 
 // Translates, writes and checks; returns the written files.
@@ -89,57 +49,10 @@ std::vector<check::SourceFile> translate_checked(const value& tree, const Metric
   return files;
 }
 
-const check::SourceFile* file(const std::vector<check::SourceFile>& files, std::string_view key) {
-  for (const auto& f : files) {
-    if (f.key == key) return &f;
-  }
-  return nullptr;
-}
-
 // ---- The worked example -------------------------------------------------------------------
 
-constexpr std::string_view kWorkedExample = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: monitoring}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: rw-auth, namespace: monitoring}
-data: {username: MTIzNDU=, password: czNjcjN0}
----
-apiVersion: monitoring.grafana.com/v1alpha1
-kind: GrafanaAgent
-metadata: {name: agent, namespace: monitoring, uid: U,
-           annotations: {operator.agent.grafana.com/backend: alloy}}
-spec:
-  serviceAccountName: grafana-agent
-  logLevel: info
-  metrics: {shards: 2, instanceSelector: {matchLabels: {agent: agent}}}
-  logs: {instanceSelector: {matchLabels: {agent: agent}}}
-  integrations: {selector: {matchLabels: {agent: agent}}}
----
-apiVersion: monitoring.grafana.com/v1alpha1
-kind: MetricsInstance
-metadata: {name: primary, namespace: monitoring, labels: {agent: agent}}
-spec:
-  serviceMonitorSelector: {matchLabels: {team: web}}
-  remoteWrite:
-    - url: https://mimir.example.com/api/v1/push
-      basicAuth:
-        username: {name: rw-auth, key: username}
-        password: {name: rw-auth, key: password}
----
-apiVersion: monitoring.coreos.com/v1
-kind: ServiceMonitor
-metadata: {name: web, namespace: monitoring, labels: {team: web}}
-spec:
-  selector: {matchLabels: {app: web}}
-  endpoints: [{port: http, interval: 30s}]
-)";
-
 TEST(MetricsTranslation, WorkedExampleIsReproducedByteForByte) {
-  const auto trees = static_trees(std::string(kWorkedExample));
+  const auto trees = static_trees(read(test::worked_example() / "input.yaml"));
   ASSERT_EQ(trees.size(), 1U);
   AlloyConfig c;
   const auto files = translate_checked(trees[0].second, {"monitoring", "agent", "__replica__"}, &c);

@@ -56,20 +56,6 @@ bool is_string_expr(const Value& v) {
   }
 }
 
-bool is_literal(const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::string:
-    case Value::Kind::number:
-    case Value::Kind::boolean:
-      return true;
-    case Value::Kind::list:
-    case Value::Kind::object:
-      return std::all_of(v.items.begin(), v.items.end(), is_literal);
-    default:
-      return false;
-  }
-}
-
 const char* kind_name(Kind k) {
   switch (k) {
     case Kind::string:
@@ -100,8 +86,6 @@ const char* kind_name(Kind k) {
       return "a list of metric receivers";
     case Kind::log_receivers:
       return "a list of log receivers";
-    case Kind::any:
-      return "a literal value";
   }
   return "?";
 }
@@ -411,9 +395,6 @@ class ConfigChecker {
       case Kind::log_receivers:
         receivers(v, schema::Receiver::logs, where);
         return;
-      case Kind::any:
-        ok = is_literal(v);
-        break;
     }
     if (!ok) report(v.line, where + ": expected " + kind_name(spec.kind));
   }

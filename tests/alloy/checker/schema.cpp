@@ -33,21 +33,22 @@ std::vector<Nested> stages() {
   return out;
 }
 
-// Exporter arguments: every attribute of kind `any` (values come from the static config
-// with their JSON types), plus required ones.
-Body exporter(std::vector<std::string> attrs, std::vector<std::string> required = {},
+// Exporter arguments (attributes in bytewise name order, blocks likewise), `required`
+// among them.
+Body exporter(std::vector<Attr> attrs, const std::vector<std::string>& required = {},
               std::vector<Nested> blocks = {}) {
   Body b;
   b.bytewise = true;
   for (auto& a : attrs) {
-    const bool r = std::find(required.begin(), required.end(), a) != required.end();
-    b.attrs.push_back({std::move(a), K::any, r});
+    a.required = std::find(required.begin(), required.end(), a.name) != required.end();
   }
+  b.attrs = std::move(attrs);
   b.blocks = std::move(blocks);
   return b;
 }
 
-Body any_block(std::vector<std::string> attrs) {
+// A block inside an exporter's arguments.
+Body arguments(std::vector<Attr> attrs) {
   return exporter(std::move(attrs));
 }
 
@@ -203,7 +204,7 @@ std::map<std::string, Body, std::less<>> make_bodies() {
   m["stage.docker"] = {};
   m["stage.regex"] = {{req("expression"), {"source"}}};
   m["stage.json"] = {{{"expressions", K::string_map}, {"source"}, {"drop_malformed", K::boolean}}};
-  m["stage.logfmt"] = {{{"mapping", K::string_map}, {"source"}}};
+  m["stage.logfmt"] = {{req("mapping", K::string_map), {"source"}}};
   m["stage.replace"] = {{req("expression"), {"source"}, {"replace"}}};
   m["stage.template"] = {{req("source"), req("template")}};
   m["stage.pack"] = {{req("labels", K::strings), {"ingest_timestamp", K::boolean}}};
@@ -219,7 +220,7 @@ std::map<std::string, Body, std::less<>> make_bodies() {
   m["stage.static_labels"] = {{req("values", K::string_map)}};
   m["stage.structured_metadata"] = {{{"values", K::string_map}}};
   m["stage.limit"] = {{req("rate", K::number),
-                       req("burst", K::number),
+                       req("burst", K::integer),
                        {"drop", K::boolean},
                        {"by_label_name"},
                        {"max_distinct_labels", K::integer}}};
@@ -258,198 +259,301 @@ std::map<std::string, Body, std::less<>> make_bodies() {
   m["metric.gauge"] = with({req("action")});
   m["metric.histogram"] = with({req("buckets", K::numbers)});
 
-  // Exporters (arguments in bytewise order).
-  m["prometheus.exporter.unix"] =
-      exporter({"disable_collectors", "enable_collectors", "include_exporter_metrics",
-                "procfs_path", "rootfs_path", "set_collectors", "sysfs_path", "udev_data_path"},
-               {},
-               {{"arp", "unix/arp"},
-                {"bcache", "unix/bcache"},
-                {"cpu", "unix/cpu"},
-                {"disk", "unix/disk"},
-                {"ethtool", "unix/ethtool"},
-                {"filesystem", "unix/filesystem"},
-                {"hwmon", "unix/hwmon"},
-                {"ipvs", "unix/ipvs"},
-                {"netclass", "unix/netclass"},
-                {"netdev", "unix/netdev"},
-                {"netstat", "unix/netstat"},
-                {"ntp", "unix/ntp"},
-                {"perf", "unix/perf"},
-                {"powersupply", "unix/powersupply"},
-                {"runit", "unix/runit"},
-                {"supervisord", "unix/supervisord"},
-                {"sysctl", "unix/sysctl"},
-                {"systemd", "unix/systemd"},
-                {"tapestats", "unix/tapestats"},
-                {"textfile", "unix/textfile"},
-                {"vmstat", "unix/vmstat"}});
-  m["unix/arp"] = any_block({"device_exclude", "device_include", "netlink"});
-  m["unix/bcache"] = any_block({"priority_stats"});
-  m["unix/cpu"] = any_block({"bugs_include", "flags_include", "guest", "info"});
-  m["unix/disk"] = any_block({"device_exclude", "device_include"});
-  m["unix/ethtool"] = any_block({"device_exclude", "device_include", "metrics_include"});
-  m["unix/filesystem"] = any_block({"fs_types_exclude", "mount_points_exclude", "mount_timeout"});
-  m["unix/hwmon"] = any_block({"chip_exclude", "chip_include"});
-  m["unix/ipvs"] = any_block({"backend_labels"});
-  m["unix/netclass"] = any_block({"ignore_invalid_speed_device", "ignored_devices"});
-  m["unix/netdev"] = any_block({"address_info", "device_exclude", "device_include"});
-  m["unix/netstat"] = any_block({"fields"});
-  m["unix/ntp"] = any_block({"ip_ttl", "local_offset_tolerance", "max_distance", "protocol_version",
-                             "server", "server_is_local"});
-  m["unix/perf"] = any_block({"cache_profilers", "cpus", "disable_cache_profilers",
-                              "disable_hardware_profilers", "disable_software_profilers",
-                              "hardware_profilers", "software_profilers", "tracepoint"});
-  m["unix/powersupply"] = any_block({"ignored_supplies"});
-  m["unix/runit"] = any_block({"service_dir"});
-  m["unix/supervisord"] = any_block({"url"});
-  m["unix/sysctl"] = any_block({"include", "include_info"});
-  m["unix/systemd"] =
-      any_block({"enable_restarts", "start_time", "task_metrics", "unit_exclude", "unit_include"});
-  m["unix/tapestats"] = any_block({"ignored_devices"});
-  m["unix/textfile"] = any_block({"directory"});
-  m["unix/vmstat"] = any_block({"fields"});
-  m["prometheus.exporter.process"] =
-      exporter({"gather_smaps", "procfs_path", "recheck_on_scrape", "remove_empty_groups",
-                "track_children", "track_threads"},
-               {}, {{"matcher", "process/matcher", true}});
-  m["process/matcher"] = any_block({"cmdline", "comm", "exe", "name"});
-  m["prometheus.exporter.cadvisor"] = exporter(
-      {"allowlisted_container_labels", "containerd_host", "containerd_namespace",
-       "disable_root_cgroup_stats", "disabled_metrics", "docker_host", "docker_only",
-       "docker_tls_ca", "docker_tls_cert", "docker_tls_key", "enabled_metrics",
-       "env_metadata_allowlist", "perf_events_config", "raw_cgroup_prefix_allowlist",
-       "resctrl_interval", "storage_duration", "store_container_labels", "use_docker_tls"});
-  m["prometheus.exporter.statsd"] = exporter(
-      {"cache_size", "cache_type", "event_flush_interval", "event_flush_threshold",
-       "event_queue_size", "listen_tcp", "listen_udp", "listen_unixgram", "mapping_config_path",
-       "parse_dogstatsd_tags", "parse_influxdb_tags", "parse_librato_tags", "parse_signalfx_tags",
-       "read_buffer", "relay_addr", "relay_packet_length", "unix_socket_mode"});
-  m["prometheus.exporter.redis"] = exporter({"check_key_groups",
-                                             "check_key_groups_batch_size",
-                                             "check_keys",
-                                             "check_single_keys",
-                                             "check_single_streams",
-                                             "check_streams",
-                                             "config_command",
-                                             "connection_timeout",
-                                             "count_keys",
-                                             "export_client_list",
-                                             "export_client_port",
-                                             "export_key_values",
-                                             "incl_system_metrics",
-                                             "is_cluster",
-                                             "is_tile38",
-                                             "max_distinct_key_groups",
-                                             "namespace",
-                                             "ping_on_connect",
-                                             "redis_addr",
-                                             "redis_metrics_only",
-                                             "redis_password",
-                                             "redis_password_file",
-                                             "redis_password_map_file",
-                                             "redis_user",
-                                             "script_path",
-                                             "script_paths",
-                                             "set_client_name",
-                                             "skip_tls_verification",
-                                             "tls_ca_cert_file",
-                                             "tls_client_cert_file",
-                                             "tls_client_key_file"},
+  // Exporters: arguments in bytewise order, with the types of Alloy's argument structs.
+  const K s = K::string;
+  const K b = K::boolean;
+  const K i = K::integer;
+  const K d = K::duration;
+  const K l = K::strings;
+  m["prometheus.exporter.unix"] = exporter({{"disable_collectors", l},
+                                            {"enable_collectors", l},
+                                            {"include_exporter_metrics", b},
+                                            {"procfs_path", s},
+                                            {"rootfs_path", s},
+                                            {"set_collectors", l},
+                                            {"sysfs_path", s},
+                                            {"udev_data_path", s}},
+                                           {},
+                                           {{"arp", "unix/arp"},
+                                            {"bcache", "unix/bcache"},
+                                            {"cpu", "unix/cpu"},
+                                            {"disk", "unix/disk"},
+                                            {"ethtool", "unix/ethtool"},
+                                            {"filesystem", "unix/filesystem"},
+                                            {"hwmon", "unix/hwmon"},
+                                            {"ipvs", "unix/ipvs"},
+                                            {"netclass", "unix/netclass"},
+                                            {"netdev", "unix/netdev"},
+                                            {"netstat", "unix/netstat"},
+                                            {"ntp", "unix/ntp"},
+                                            {"perf", "unix/perf"},
+                                            {"powersupply", "unix/powersupply"},
+                                            {"runit", "unix/runit"},
+                                            {"supervisord", "unix/supervisord"},
+                                            {"sysctl", "unix/sysctl"},
+                                            {"systemd", "unix/systemd"},
+                                            {"tapestats", "unix/tapestats"},
+                                            {"textfile", "unix/textfile"},
+                                            {"vmstat", "unix/vmstat"}});
+  m["unix/arp"] = arguments({{"device_exclude", s}, {"device_include", s}, {"netlink", b}});
+  m["unix/bcache"] = arguments({{"priority_stats", b}});
+  m["unix/cpu"] = arguments({{"bugs_include", s}, {"flags_include", s}, {"guest", b}, {"info", b}});
+  m["unix/disk"] = arguments({{"device_exclude", s}, {"device_include", s}});
+  m["unix/ethtool"] =
+      arguments({{"device_exclude", s}, {"device_include", s}, {"metrics_include", s}});
+  m["unix/filesystem"] =
+      arguments({{"fs_types_exclude", s}, {"mount_points_exclude", s}, {"mount_timeout", d}});
+  m["unix/hwmon"] = arguments({{"chip_exclude", s}, {"chip_include", s}});
+  m["unix/ipvs"] = arguments({{"backend_labels", l}});
+  m["unix/netclass"] = arguments({{"ignore_invalid_speed_device", b}, {"ignored_devices", s}});
+  m["unix/netdev"] = arguments({{"address_info", b}, {"device_exclude", s}, {"device_include", s}});
+  m["unix/netstat"] = arguments({{"fields", s}});
+  m["unix/ntp"] = arguments({{"ip_ttl", i},
+                             {"local_offset_tolerance", d},
+                             {"max_distance", d},
+                             {"protocol_version", i},
+                             {"server", s},
+                             {"server_is_local", b}});
+  m["unix/perf"] = arguments({{"cache_profilers", l},
+                              {"cpus", s},
+                              {"disable_cache_profilers", b},
+                              {"disable_hardware_profilers", b},
+                              {"disable_software_profilers", b},
+                              {"hardware_profilers", l},
+                              {"software_profilers", l},
+                              {"tracepoint", l}});
+  m["unix/powersupply"] = arguments({{"ignored_supplies", s}});
+  m["unix/runit"] = arguments({{"service_dir", s}});
+  m["unix/supervisord"] = arguments({{"url", s}});
+  m["unix/sysctl"] = arguments({{"include", l}, {"include_info", l}});
+  m["unix/systemd"] = arguments({{"enable_restarts", b},
+                                 {"start_time", b},
+                                 {"task_metrics", b},
+                                 {"unit_exclude", s},
+                                 {"unit_include", s}});
+  m["unix/tapestats"] = arguments({{"ignored_devices", s}});
+  m["unix/textfile"] = arguments({{"directory", s}});
+  m["unix/vmstat"] = arguments({{"fields", s}});
+  m["prometheus.exporter.process"] = exporter({{"gather_smaps", b},
+                                               {"procfs_path", s},
+                                               {"recheck_on_scrape", b},
+                                               {"remove_empty_groups", b},
+                                               {"track_children", b},
+                                               {"track_threads", b}},
+                                              {}, {{"matcher", "process/matcher", true}});
+  m["process/matcher"] = arguments({{"cmdline", l}, {"comm", l}, {"exe", l}, {"name", s}});
+  m["prometheus.exporter.cadvisor"] = exporter({{"allowlisted_container_labels", l},
+                                                {"containerd_host", s},
+                                                {"containerd_namespace", s},
+                                                {"disable_root_cgroup_stats", b},
+                                                {"disabled_metrics", l},
+                                                {"docker_host", s},
+                                                {"docker_only", b},
+                                                {"docker_tls_ca", s},
+                                                {"docker_tls_cert", s},
+                                                {"docker_tls_key", s},
+                                                {"enabled_metrics", l},
+                                                {"env_metadata_allowlist", l},
+                                                {"perf_events_config", s},
+                                                {"raw_cgroup_prefix_allowlist", l},
+                                                {"resctrl_interval", d},
+                                                {"storage_duration", d},
+                                                {"store_container_labels", b},
+                                                {"use_docker_tls", b}});
+  m["prometheus.exporter.statsd"] = exporter({{"cache_size", i},
+                                              {"cache_type", s},
+                                              {"event_flush_interval", d},
+                                              {"event_flush_threshold", i},
+                                              {"event_queue_size", i},
+                                              {"listen_tcp", s},
+                                              {"listen_udp", s},
+                                              {"listen_unixgram", s},
+                                              {"mapping_config_path", s},
+                                              {"parse_dogstatsd_tags", b},
+                                              {"parse_influxdb_tags", b},
+                                              {"parse_librato_tags", b},
+                                              {"parse_signalfx_tags", b},
+                                              {"read_buffer", i},
+                                              {"relay_addr", s},
+                                              {"relay_packet_length", i},
+                                              {"unix_socket_mode", s}});
+  m["prometheus.exporter.redis"] = exporter({{"check_key_groups", l},
+                                             {"check_key_groups_batch_size", i},
+                                             {"check_keys", l},
+                                             {"check_single_keys", l},
+                                             {"check_single_streams", l},
+                                             {"check_streams", l},
+                                             {"config_command", s},
+                                             {"connection_timeout", d},
+                                             {"count_keys", l},
+                                             {"export_client_list", b},
+                                             {"export_client_port", b},
+                                             {"export_key_values", b},
+                                             {"incl_system_metrics", b},
+                                             {"is_cluster", b},
+                                             {"is_tile38", b},
+                                             {"max_distinct_key_groups", i},
+                                             {"namespace", s},
+                                             {"ping_on_connect", b},
+                                             {"redis_addr", s},
+                                             {"redis_metrics_only", b},
+                                             {"redis_password", s},
+                                             {"redis_password_file", s},
+                                             {"redis_password_map_file", s},
+                                             {"redis_user", s},
+                                             {"script_path", s},
+                                             {"script_paths", l},
+                                             {"set_client_name", b},
+                                             {"skip_tls_verification", b},
+                                             {"tls_ca_cert_file", s},
+                                             {"tls_client_cert_file", s},
+                                             {"tls_client_key_file", s}},
                                             {"redis_addr"});
-  m["prometheus.exporter.mysql"] = exporter(
-      {"data_source_name", "disable_collectors", "enable_collectors", "enable_lock_wait_timeout",
-       "lock_wait_timeout", "log_slow_filter", "set_collectors"},
-      {},
-      {{"heartbeat", "mysql/heartbeat"},
-       {"info_schema.processlist", "mysql/info_schema.processlist"},
-       {"info_schema.tables", "mysql/info_schema.tables"},
-       {"mysql.user", "mysql/mysql.user"},
-       {"perf_schema.eventsstatements", "mysql/perf_schema.eventsstatements"},
-       {"perf_schema.file_instances", "mysql/perf_schema.file_instances"},
-       {"perf_schema.memory_events", "mysql/perf_schema.memory_events"}});
-  m["mysql/heartbeat"] = any_block({"database", "table", "utc"});
+  m["prometheus.exporter.mysql"] =
+      exporter({{"data_source_name", s},
+                {"disable_collectors", l},
+                {"enable_collectors", l},
+                {"enable_lock_wait_timeout", b},
+                {"lock_wait_timeout", i},
+                {"log_slow_filter", b},
+                {"set_collectors", l}},
+               {},
+               {{"heartbeat", "mysql/heartbeat"},
+                {"info_schema.processlist", "mysql/info_schema.processlist"},
+                {"info_schema.tables", "mysql/info_schema.tables"},
+                {"mysql.user", "mysql/mysql.user"},
+                {"perf_schema.eventsstatements", "mysql/perf_schema.eventsstatements"},
+                {"perf_schema.file_instances", "mysql/perf_schema.file_instances"},
+                {"perf_schema.memory_events", "mysql/perf_schema.memory_events"}});
+  m["mysql/heartbeat"] = arguments({{"database", s}, {"table", s}, {"utc", b}});
   m["mysql/info_schema.processlist"] =
-      any_block({"min_time", "processes_by_host", "processes_by_user"});
-  m["mysql/info_schema.tables"] = any_block({"databases"});
-  m["mysql/mysql.user"] = any_block({"privileges"});
+      arguments({{"min_time", i}, {"processes_by_host", b}, {"processes_by_user", b}});
+  m["mysql/info_schema.tables"] = arguments({{"databases", s}});
+  m["mysql/mysql.user"] = arguments({{"privileges", b}});
   m["mysql/perf_schema.eventsstatements"] =
-      any_block({"exclude_schemas", "limit", "text_limit", "time_limit"});
-  m["mysql/perf_schema.file_instances"] = any_block({"filter", "remove_prefix"});
-  m["mysql/perf_schema.memory_events"] = any_block({"remove_prefix"});
-  m["prometheus.exporter.postgres"] =
-      exporter({"custom_queries_config_path", "data_source_names", "disable_default_metrics",
-                "disable_settings_metrics"},
-               {}, {{"autodiscovery", "postgres/autodiscovery"}});
-  m["postgres/autodiscovery"] = any_block({"database_allowlist", "database_denylist", "enabled"});
+      arguments({{"exclude_schemas", l}, {"limit", i}, {"text_limit", i}, {"time_limit", i}});
+  m["mysql/perf_schema.file_instances"] = arguments({{"filter", s}, {"remove_prefix", s}});
+  m["mysql/perf_schema.memory_events"] = arguments({{"remove_prefix", s}});
+  m["prometheus.exporter.postgres"] = exporter({{"custom_queries_config_path", s},
+                                                {"data_source_names", l},
+                                                {"disable_default_metrics", b},
+                                                {"disable_settings_metrics", b}},
+                                               {}, {{"autodiscovery", "postgres/autodiscovery"}});
+  m["postgres/autodiscovery"] =
+      arguments({{"database_allowlist", l}, {"database_denylist", l}, {"enabled", b}});
   m["prometheus.exporter.memcached"] =
-      exporter({"address", "timeout"}, {}, {{"tls_config", "tls_config"}});
-  m["prometheus.exporter.kafka"] = exporter({"allow_auto_topic_creation",
-                                             "allow_concurrency",
-                                             "ca_file",
-                                             "cert_file",
-                                             "gssapi_kerberos_auth_type",
-                                             "gssapi_kerberos_config_path",
-                                             "gssapi_key_tab_path",
-                                             "gssapi_realm",
-                                             "gssapi_service_name",
-                                             "groups_exclude_regex",
-                                             "groups_filter_regex",
-                                             "insecure_skip_verify",
-                                             "instance",
-                                             "kafka_cluster_name",
-                                             "kafka_uris",
-                                             "kafka_version",
-                                             "key_file",
-                                             "max_offsets",
-                                             "metadata_refresh_interval",
-                                             "offset_show_all",
-                                             "prune_interval_seconds",
-                                             "sasl_disable_pafx_fast",
-                                             "sasl_mechanism",
-                                             "sasl_password",
-                                             "sasl_username",
-                                             "tls_server_name",
-                                             "topic_workers",
-                                             "topics_exclude_regex",
-                                             "topics_filter_regex",
-                                             "use_sasl",
-                                             "use_sasl_handshake",
-                                             "use_tls",
-                                             "use_zookeeper_lag",
-                                             "zookeeper_uris"});
-  m["prometheus.exporter.elasticsearch"] = exporter(
-      {"address", "aliases", "all", "ca", "client_cert", "client_private_key", "cluster_settings",
-       "clusterinfo_interval", "data_stream", "include_aliases", "indices", "indices_mappings",
-       "indices_settings", "node", "shards", "slm", "snapshots", "ssl_skip_verify", "timeout"},
-      {}, {{"basic_auth", "basic_auth"}});
-  m["prometheus.exporter.blackbox"] =
-      exporter({"config", "config_file", "probe_timeout_offset", "targets"});
-  m["prometheus.exporter.snmp"] =
-      exporter({"concurrency", "config", "config_file", "config_merge_strategy", "targets"}, {},
-               {{"walk_param", "snmp/walk_param", true, true}});
-  m["snmp/walk_param"] =
-      any_block({"max_repetitions", "retries", "timeout", "use_unconnected_udp_socket"});
-  m["prometheus.exporter.apache"] = exporter({"host_override", "insecure", "scrape_uri"});
-  m["prometheus.exporter.consul"] =
-      exporter({"allow_stale", "ca_file", "cert_file", "concurrent_request_limit",
-                "generate_health_summary", "insecure_skip_verify", "key_file", "kv_filter",
-                "kv_prefix", "require_consistent", "server", "server_name", "timeout"});
-  m["prometheus.exporter.dnsmasq"] = exporter({"address", "expose_leases", "leases_file"});
-  m["prometheus.exporter.mongodb"] =
-      exporter({"collstats_colls", "compatible_mode", "direct_connect", "discovering_mode",
-                "indexstats_colls", "mongodb_uri", "tls_basic_auth_config_path"},
-               {"mongodb_uri"});
-  m["prometheus.exporter.mssql"] = exporter({"connection_string", "max_idle_connections",
-                                             "max_open_connections", "query_config", "timeout"},
+      exporter({{"address", s}, {"timeout", d}}, {}, {{"tls_config", "tls_config"}});
+  m["prometheus.exporter.kafka"] = exporter({{"allow_auto_topic_creation", b},
+                                             {"allow_concurrency", b},
+                                             {"ca_file", s},
+                                             {"cert_file", s},
+                                             {"gssapi_kerberos_auth_type", s},
+                                             {"gssapi_kerberos_config_path", s},
+                                             {"gssapi_key_tab_path", s},
+                                             {"gssapi_realm", s},
+                                             {"gssapi_service_name", s},
+                                             {"groups_exclude_regex", s},
+                                             {"groups_filter_regex", s},
+                                             {"insecure_skip_verify", b},
+                                             {"instance", s},
+                                             {"kafka_cluster_name", s},
+                                             {"kafka_uris", l},
+                                             {"kafka_version", s},
+                                             {"key_file", s},
+                                             {"max_offsets", i},
+                                             {"metadata_refresh_interval", d},
+                                             {"offset_show_all", b},
+                                             {"prune_interval_seconds", i},
+                                             {"sasl_disable_pafx_fast", b},
+                                             {"sasl_mechanism", s},
+                                             {"sasl_password", s},
+                                             {"sasl_username", s},
+                                             {"tls_server_name", s},
+                                             {"topic_workers", i},
+                                             {"topics_exclude_regex", s},
+                                             {"topics_filter_regex", s},
+                                             {"use_sasl", b},
+                                             {"use_sasl_handshake", b},
+                                             {"use_tls", b},
+                                             {"use_zookeeper_lag", b},
+                                             {"zookeeper_uris", l}});
+  m["prometheus.exporter.elasticsearch"] = exporter({{"address", s},
+                                                     {"aliases", b},
+                                                     {"all", b},
+                                                     {"ca", s},
+                                                     {"client_cert", s},
+                                                     {"client_private_key", s},
+                                                     {"cluster_settings", b},
+                                                     {"clusterinfo_interval", d},
+                                                     {"data_stream", b},
+                                                     {"include_aliases", b},
+                                                     {"indices", b},
+                                                     {"indices_mappings", b},
+                                                     {"indices_settings", b},
+                                                     {"node", s},
+                                                     {"shards", b},
+                                                     {"slm", b},
+                                                     {"snapshots", b},
+                                                     {"ssl_skip_verify", b},
+                                                     {"timeout", d}},
+                                                    {}, {{"basic_auth", "basic_auth"}});
+  m["prometheus.exporter.blackbox"] = exporter(
+      {{"config", s}, {"config_file", s}, {"probe_timeout_offset", d}, {"targets", K::objects}});
+  m["prometheus.exporter.snmp"] = exporter({{"concurrency", i},
+                                            {"config", s},
+                                            {"config_file", s},
+                                            {"config_merge_strategy", s},
+                                            {"targets", K::objects}},
+                                           {}, {{"walk_param", "snmp/walk_param", true, true}});
+  m["snmp/walk_param"] = arguments(
+      {{"max_repetitions", i}, {"retries", i}, {"timeout", d}, {"use_unconnected_udp_socket", b}});
+  m["prometheus.exporter.apache"] =
+      exporter({{"host_override", s}, {"insecure", b}, {"scrape_uri", s}});
+  m["prometheus.exporter.consul"] = exporter({{"allow_stale", b},
+                                              {"ca_file", s},
+                                              {"cert_file", s},
+                                              {"concurrent_request_limit", s},
+                                              {"generate_health_summary", b},
+                                              {"insecure_skip_verify", b},
+                                              {"key_file", s},
+                                              {"kv_filter", s},
+                                              {"kv_prefix", s},
+                                              {"require_consistent", b},
+                                              {"server", s},
+                                              {"server_name", s},
+                                              {"timeout", d}});
+  m["prometheus.exporter.dnsmasq"] =
+      exporter({{"address", s}, {"expose_leases", b}, {"leases_file", s}});
+  m["prometheus.exporter.mongodb"] = exporter({{"collstats_colls", l},
+                                               {"compatible_mode", b},
+                                               {"direct_connect", b},
+                                               {"discovering_mode", b},
+                                               {"indexstats_colls", l},
+                                               {"mongodb_uri", s},
+                                               {"tls_basic_auth_config_path", s}},
+                                              {"mongodb_uri"});
+  m["prometheus.exporter.mssql"] = exporter({{"connection_string", s},
+                                             {"max_idle_connections", i},
+                                             {"max_open_connections", i},
+                                             {"query_config", s},
+                                             {"timeout", d}},
                                             {"connection_string"});
-  m["prometheus.exporter.squid"] = exporter({"address", "password", "username"}, {"address"});
-  m["prometheus.exporter.github"] = exporter(
-      {"api_token", "api_token_file", "api_url", "organizations", "repositories", "users"});
-  m["prometheus.exporter.snowflake"] =
-      exporter({"account_name", "password", "private_key_password", "private_key_path", "role",
-                "username", "warehouse"},
-               {"account_name", "username", "warehouse"});
+  m["prometheus.exporter.squid"] =
+      exporter({{"address", s}, {"password", s}, {"username", s}}, {"address"});
+  m["prometheus.exporter.github"] = exporter({{"api_token", s},
+                                              {"api_token_file", s},
+                                              {"api_url", s},
+                                              {"organizations", l},
+                                              {"repositories", l},
+                                              {"users", l}});
+  m["prometheus.exporter.snowflake"] = exporter({{"account_name", s},
+                                                 {"password", s},
+                                                 {"private_key_password", s},
+                                                 {"private_key_path", s},
+                                                 {"role", s},
+                                                 {"username", s},
+                                                 {"warehouse", s}},
+                                                {"account_name", "username", "warehouse"});
   m["prometheus.exporter.self"] = exporter({});
   return m;
 }

@@ -25,7 +25,6 @@ enum class Kind {
   targets,           // a target list: reference, list of objects, array.concat of those
   metric_receivers,  // a list of references to metric receivers
   log_receivers,     // a list of references to log receivers
-  any,               // any literal value (exporter arguments copied from the static config)
 };
 
 struct Attr {

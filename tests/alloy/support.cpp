@@ -1,0 +1,89 @@
+// Test support; see support.hpp.
+#include "tests/alloy/support.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "k8s/yaml.hpp"
+#include "reconcile/agent/decode.hpp"
+#include "reconcile/agent/memory_cluster.hpp"
+
+namespace aop::alloy::test {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << p;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<Root> roots(std::string_view yaml, const agent::Options& options,
+                        unsigned shuffle_seed) {
+  std::vector<Root> out;
+  auto docs = k8s::yaml::parse_all(std::string(yaml));
+  EXPECT_TRUE(docs.has_value()) << (docs ? "" : docs.error().message);
+  if (!docs) return out;
+  if (shuffle_seed != 0) {
+    std::mt19937 rng(shuffle_seed);
+    std::shuffle(docs->begin(), docs->end(), rng);
+  }
+  agent::MemoryCluster cluster;
+  for (auto& d : *docs) EXPECT_TRUE(cluster.add(std::move(d)).has_value());
+  std::vector<agent::GrafanaAgent> agents;
+  for (const auto* o : cluster.objects(agent::Kind::grafana_agent)) {
+    auto ga = agent::decode_grafana_agent(boost::json::value(*o));
+    EXPECT_TRUE(ga.has_value());
+    if (ga) agents.push_back(std::move(*ga));
+  }
+  std::sort(agents.begin(), agents.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.metadata.ns, a.metadata.name) < std::tie(b.metadata.ns, b.metadata.name);
+  });
+  for (const auto& ga : agents) {
+    auto d = agent::discover(ga, cluster, options);
+    if (!d.ok()) continue;
+    auto store = agent::resolve_assets(d.hierarchy, cluster);
+    if (!store) continue;
+    out.push_back(Root{std::move(d.hierarchy), std::move(*store)});
+  }
+  return out;
+}
+
+std::vector<check::SourceFile> written(const std::vector<File>& files, const std::string& ns,
+                                       const std::string& name) {
+  std::vector<check::SourceFile> out;
+  out.reserve(files.size());
+  for (const auto& f : files) out.push_back({f.key, write_file(ns, name, f.blocks)});
+  return out;
+}
+
+std::string problems_text(const std::vector<TranslationProblem>& ps) {
+  std::string out;
+  for (const auto& p : ps) {
+    const char* cls = p.cls == ProblemClass::a   ? "A"
+                      : p.cls == ProblemClass::b ? "B"
+                      : p.cls == ProblemClass::c ? "C"
+                                                 : "kept";
+    out += std::string(cls) + " " + p.kind + " " + p.ns + "/" + p.name + " " + p.message + "\n";
+  }
+  return out;
+}
+
+const check::SourceFile* file(const std::vector<check::SourceFile>& files, std::string_view key) {
+  for (const auto& f : files) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+fs::path worked_example() {
+  return fs::path(AOP_SOURCE_DIR) / "tests/alloy/golden/worked_example";
+}
+
+}  // namespace aop::alloy::test

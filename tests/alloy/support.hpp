@@ -1,0 +1,49 @@
+// Shared by the translation tests: custom resources in YAML → the static backend's own
+// config trees (the translations' input), written Alloy files, problem listings.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "reconcile/agent/hierarchy.hpp"
+#include "reconcile/agent/options.hpp"
+#include "reconcile/alloy/problems.hpp"
+#include "reconcile/alloy/syntax.hpp"
+#include "tests/alloy/checker/checker.hpp"
+
+namespace aop::alloy::test {
+
+std::string read(const std::filesystem::path& p);
+
+// One GrafanaAgent of a YAML cluster, discovered and with its assets resolved, as the
+// static backend sees it before rendering.
+struct Root {
+  agent::Hierarchy hierarchy;
+  agent::AssetStore assets;
+  const std::string& ns() const { return hierarchy.agent.metadata.ns; }
+  const std::string& name() const { return hierarchy.agent.metadata.name; }
+};
+
+// Every GrafanaAgent of a multi-document YAML cluster whose discovery succeeded, in
+// (namespace, name) order. `shuffle_seed` non-zero: the documents are added to the cluster
+// in a shuffled order (discovery must sort them back).
+std::vector<Root> roots(std::string_view yaml, const agent::Options& options = {},
+                        unsigned shuffle_seed = 0);
+
+// Files written with the header naming GrafanaAgent `ns`/`name`.
+std::vector<check::SourceFile> written(const std::vector<File>& files, const std::string& ns,
+                                       const std::string& name);
+
+// `<class> <kind> <ns>/<name> <message>` per line.
+std::string problems_text(const std::vector<TranslationProblem>& ps);
+
+const check::SourceFile* file(const std::vector<check::SourceFile>& files, std::string_view key);
+
+// The golden directory of the worked example.
+std::filesystem::path worked_example();
+
+}  // namespace aop::alloy::test
