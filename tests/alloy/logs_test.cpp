@@ -25,13 +25,7 @@ using test::file;
 using test::problems_text;
 
 LogsRoot logs_root(const test::Root& r, bool integers = false) {
-  LogsRoot out{r.ns(), r.name(), integers, {}};
-  for (const auto& e : r.hierarchy.logs) {
-    if (e.instance.spec.clients.empty()) {
-      out.agent_clients.insert(e.instance.metadata.ns + "/" + e.instance.metadata.name);
-    }
-  }
-  return out;
+  return {r.ns(), r.name(), integers, test::agent_clients(r.hierarchy)};
 }
 
 value logs_tree(const test::Root& r, const agent::Options& options = {}) {

@@ -55,6 +55,25 @@ std::vector<Root> roots(std::string_view yaml, const agent::Options& options,
   return out;
 }
 
+std::set<std::string> agent_clients(const agent::Hierarchy& h) {
+  std::set<std::string> out;
+  for (const auto& e : h.logs) {
+    if (e.instance.spec.clients.empty()) {
+      out.insert(e.instance.metadata.ns + "/" + e.instance.metadata.name);
+    }
+  }
+  return out;
+}
+
+std::vector<IntegrationMember> members(const agent::Hierarchy& h) {
+  std::vector<IntegrationMember> out;
+  for (const auto& in : h.integrations) {
+    out.push_back({in.metadata.ns, in.metadata.name, in.spec.name, in.spec.all_nodes,
+                   in.spec.config.value_or(boost::json::value())});
+  }
+  return out;
+}
+
 std::vector<check::SourceFile> written(const std::vector<File>& files, const std::string& ns,
                                        const std::string& name) {
   std::vector<check::SourceFile> out;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/options.hpp"
+#include "reconcile/alloy/integrations.hpp"
 #include "reconcile/alloy/problems.hpp"
 #include "reconcile/alloy/syntax.hpp"
 #include "tests/alloy/checker/checker.hpp"
@@ -33,6 +35,13 @@ struct Root {
 // in a shuffled order (discovery must sort them back).
 std::vector<Root> roots(std::string_view yaml, const agent::Options& options = {},
                         unsigned shuffle_seed = 0);
+
+// `<ns>/<name>` of the LogsInstances without clients of their own (they use the
+// GrafanaAgent's).
+std::set<std::string> agent_clients(const agent::Hierarchy& h);
+
+// The hierarchy's Integrations as the integrations translation takes them.
+std::vector<IntegrationMember> members(const agent::Hierarchy& h);
 
 // Files written with the header naming GrafanaAgent `ns`/`name`.
 std::vector<check::SourceFile> written(const std::vector<File>& files, const std::string& ns,
