@@ -412,31 +412,33 @@ const Exporter* exporter_for(std::string_view integration) {
   return nullptr;
 }
 
-// Null members and elements removed, as the static config file held the config.
-value without_nulls(const value& v) {
-  if (v.is_object()) {
-    object o;
-    for (const auto& [k, e] : v.get_object()) {
-      if (!e.is_null()) o[k] = without_nulls(e);
-    }
-    return o;
-  }
-  if (v.is_array()) {
-    array a;
-    for (const auto& e : v.get_array()) {
-      if (!e.is_null()) a.push_back(without_nulls(e));
-    }
-    return a;
-  }
-  return v;
-}
-
 std::vector<std::string> sorted_keys(const object& o) {
   std::vector<std::string> keys;
   keys.reserve(o.size());
   for (const auto& kv : o) keys.emplace_back(kv.key());
   std::sort(keys.begin(), keys.end());
   return keys;
+}
+
+// The config as the static config file held it (null members and elements removed), its
+// object members in bytewise order so that nothing depends on the order they were given in.
+value normalized(const value& v) {
+  if (v.is_object()) {
+    object o;
+    for (const auto& k : sorted_keys(v.get_object())) {
+      const value& e = v.get_object().at(k);
+      if (!e.is_null()) o[k] = normalized(e);
+    }
+    return o;
+  }
+  if (v.is_array()) {
+    array a;
+    for (const auto& e : v.get_array()) {
+      if (!e.is_null()) a.push_back(normalized(e));
+    }
+    return a;
+  }
+  return v;
 }
 
 // What keeps an Integration on static: the field and what is wrong with it.
@@ -530,7 +532,7 @@ class IntegrationsTranslator : Translator {
 
   void integration(const IntegrationMember& m, std::vector<File>& files,
                    std::vector<KeptIntegration>& kept) {
-    const value config = m.config.is_null() ? value(object()) : without_nulls(m.config);
+    const value config = m.config.is_null() ? value(object()) : normalized(m.config);
     const auto keep = [&](const Untranslated& u) {
       kept.push_back({m.ns, m.name, m.integration, u.field, u.field + ": " + u.what});
       add(ProblemClass::kept, {"Integration", m.ns, m.name, u.field},

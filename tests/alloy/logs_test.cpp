@@ -125,6 +125,23 @@ TEST(LogsTranslation, EveryStaticGoldenInputPassesTheChecker) {
   EXPECT_GE(jobs, 6U);
 }
 
+// deploy/examples, the documented starting point, translates and loads.
+TEST(LogsTranslation, DeployExamples) {
+  std::string yaml;
+  for (const auto& e : fs::directory_iterator(fs::path(AOP_SOURCE_DIR) / "deploy/examples")) {
+    if (e.path().extension() == ".yaml") yaml += test::read(e.path()) + "\n---\n";
+  }
+  std::size_t jobs = 0;
+  for (const auto& r : test::roots(yaml)) {
+    if (r.hierarchy.logs.empty()) continue;
+    AlloyConfig c;
+    const auto files = translate_checked(logs_tree(r), logs_root(r), &c);
+    EXPECT_FALSE(translation_failed(c.problems)) << problems_text(c.problems);
+    for (const auto& f : files) jobs += f.key.rfind("logs_", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_GE(jobs, 1U);
+}
+
 // ---- Equivalence, walking the parsed Alloy graph ------------------------------------------
 
 const std::map<std::string, std::string, std::less<>>& stage_names() {
