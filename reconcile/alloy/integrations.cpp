@@ -526,7 +526,9 @@ class IntegrationsTranslator : Translator {
     for (const auto& c : list->get_array()) {
       if (!c.is_object()) continue;
       const auto [ins, iname] = instance_name(c.get_object());
-      out.emplace_back(ins + "/" + iname, &c.get_object());
+      std::string full = ins;
+      full.append("/").append(iname);
+      out.emplace_back(std::move(full), &c.get_object());
     }
   }
 
@@ -728,7 +730,7 @@ class IntegrationsTranslator : Translator {
   std::string remote_write_of(const std::string& full, const object& c) {
     if (auto it = remote_writes_.find(full); it != remote_writes_.end()) return it->second.label;
     const auto [ins, iname] = instance_name(c);
-    const std::string label = labels_.label("mi", ins + "_" + iname, "MetricsInstance/" + full);
+    std::string label = labels_.label("mi", ins + "_" + iname, "MetricsInstance/" + full);
     // The integrations configs carry no replica label.
     Block b = remote_write(c, global_, label, {"MetricsInstance", ins, iname, "spec"}, "");
     remote_writes_.emplace(full, RemoteWrite{label, std::move(b)});
@@ -890,10 +892,10 @@ class IntegrationsTranslator : Translator {
     if (!v.is_object()) return Untranslated{field, "is not a mapping"};
     for (const auto& key : sorted_keys(v.get_object())) {
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-        return Untranslated{field + "." + key, "not translated"};
+        return Untranslated{dotted(field, key), "not translated"};
       }
       auto x = scalar_text(v.get_object().at(key));
-      if (!x) return Untranslated{field + "." + key, "expected a string"};
+      if (!x) return Untranslated{dotted(field, key), "expected a string"};
       out.emplace_back(key, Expr::string(*x));
     }
     return std::nullopt;
@@ -940,7 +942,7 @@ class IntegrationsTranslator : Translator {
     if (key == "walk_params") {
       if (!v.is_object()) return Untranslated{field, "is not a mapping"};
       for (const auto& name : sorted_keys(v.get_object())) {
-        const std::string at = field + "." + name;
+        const std::string at = dotted(field, name);
         if (!is_identifier(name)) return Untranslated{at, "not a valid Alloy block label"};
         const value& p = v.get_object().at(name);
         if (!p.is_object()) return Untranslated{at, "is not a mapping"};
@@ -953,9 +955,9 @@ class IntegrationsTranslator : Translator {
         for (const auto& k : sorted_keys(p.get_object())) {
           const auto f = std::find_if(kFields.begin(), kFields.end(),
                                       [&](const auto& x) { return x.first == k; });
-          if (f == kFields.end()) return Untranslated{at + "." + k, "not translated"};
+          if (f == kFields.end()) return Untranslated{dotted(at, k), "not translated"};
           Converted x = argument(p.get_object().at(k), f->second);
-          if (!x.error.empty()) return Untranslated{at + "." + k, x.error};
+          if (!x.error.empty()) return Untranslated{dotted(at, k), x.error};
           b.attr(k, std::move(*x.expr));
         }
         args.blocks["walk_param"].push_back(std::move(b));
@@ -972,10 +974,10 @@ class IntegrationsTranslator : Translator {
         for (const auto& k : sorted_keys(list[i].get_object())) {
           const Arg type = k == "name" ? Arg::text : Arg::list;
           if (k != "name" && k != "comm" && k != "exe" && k != "cmdline") {
-            return Untranslated{at + "." + k, "not translated"};
+            return Untranslated{dotted(at, k), "not translated"};
           }
           Converted x = argument(list[i].get_object().at(k), type);
-          if (!x.error.empty()) return Untranslated{at + "." + k, x.error};
+          if (!x.error.empty()) return Untranslated{dotted(at, k), x.error};
           b.attr(k, std::move(*x.expr));
         }
         args.blocks["matcher"].push_back(std::move(b));

@@ -64,7 +64,6 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
 
 namespace {
 
-using boost::json::array;
 using boost::json::object;
 using boost::json::value;
 using namespace detail;
@@ -73,8 +72,8 @@ constexpr double kTwoPow53 = 9007199254740992.0;
 
 // Promtail's defaults that Alloy does not share.
 constexpr std::string_view kMetricPrefix = "promtail_custom_";
-const std::vector<double> kDefaultBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                             0.5,   1,    2.5,   5,    10};
+constexpr std::array<double, 11> kDefaultBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                    0.5,   1,    2.5,   5,    10};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -354,7 +353,7 @@ class LogsTranslator : Translator {
       if (check_names && !label_name(name)) s.reject(path, "\"" + name + "\" is not a label name");
       if (e.is_null()) {
         entries.emplace_back(name, Expr::string(""));
-      } else if (auto x = convert(e, T::text, path + "." + name, s)) {
+      } else if (auto x = convert(e, T::text, dotted(path, name), s)) {
         entries.emplace_back(name, std::move(*x));
       }
     }
@@ -678,7 +677,7 @@ class LogsTranslator : Translator {
     std::sort(names.begin(), names.end());
     Block b("stage.metrics");
     for (const auto& name : names) {
-      if (auto m = metric(name, o->at(name), path + "." + name, s)) b.block(std::move(*m));
+      if (auto m = metric(name, o->at(name), dotted(path, name), s)) b.block(std::move(*m));
     }
     return b;
   }

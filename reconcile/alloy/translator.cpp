@@ -21,9 +21,15 @@ bool translation_failed(const std::vector<TranslationProblem>& problems) {
 
 namespace detail {
 
-using boost::json::array;
 using boost::json::object;
 using boost::json::value;
+
+std::string dotted(std::string_view path, std::string_view key) {
+  std::string out;
+  out.reserve(path.size() + 1 + key.size());
+  out.append(path).append(".").append(key);
+  return out;
+}
 
 void Sink::merge(const Sink& other) {
   rejected.insert(rejected.end(), other.rejected.begin(), other.rejected.end());
@@ -894,8 +900,11 @@ std::vector<Block> Translator::loki_writes(const object& c, bool agent_clients,
     // One component per client: external labels are per client in static mode and per
     // component in Alloy.
     const std::string index = std::to_string(i);
-    const std::string label = labels_.label("loki", ins + "_" + iname + "_" + index,
-                                            "LogsInstance/" + full + "/" + index);
+    std::string readable = ins;
+    readable.append("_").append(iname).append("_").append(index);
+    std::string key = "LogsInstance/";
+    key.append(full).append("/").append(index);
+    const std::string label = labels_.label("loki", readable, key);
     Block b("loki.write", label);
     if (client != nullptr) {
       if (const value* el = client->if_contains("external_labels")) {

@@ -45,6 +45,9 @@ struct Sink {
   void merge(const Sink& other);
 };
 
+// `<path>.<key>`.
+std::string dotted(std::string_view path, std::string_view key);
+
 // Who a problem belongs to.
 struct Owner {
   std::string kind;
