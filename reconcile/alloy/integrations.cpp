@@ -521,14 +521,11 @@ class IntegrationsTranslator : Translator {
 
   // The instance entries of a static `metrics` or `logs` section by `<ns>/<name>`.
   void index(const object& section, std::vector<std::pair<std::string, const object*>>& out) {
-    const value* list = section.if_contains("configs");
-    if (list == nullptr || !list->is_array()) return;
-    for (const auto& c : list->get_array()) {
-      if (!c.is_object()) continue;
-      const auto [ins, iname] = instance_name(c.get_object());
+    for (const object* c : instances_of(section)) {
+      const auto [ins, iname] = instance_name(*c);
       std::string full = ins;
       full.append("/").append(iname);
-      out.emplace_back(std::move(full), &c.get_object());
+      out.emplace_back(std::move(full), c);
     }
   }
 
@@ -578,7 +575,7 @@ class IntegrationsTranslator : Translator {
       }
       metric_rules = rule_blocks(as->if_contains("metric_relabel_configs"), "rule",
                                  path + ".metric_relabel_configs", s);
-      scrape_attrs = scrape_timing(*as, path, s);
+      scrape_attrs = timing_attributes(*as, path, s);
     }
     member_findings({"Integration", m.ns, m.name, "spec.config"}, s);
     if (!s.clean()) return;
@@ -696,32 +693,16 @@ class IntegrationsTranslator : Translator {
   }
 
   // job_name, scrape_interval and scrape_timeout as the static agent defaulted them.
-  std::vector<std::pair<std::string, Expr>> scrape_timing(const object& as, const std::string& path,
-                                                          Sink& s) {
+  std::vector<std::pair<std::string, Expr>> timing_attributes(const object& as,
+                                                              const std::string& path, Sink& s) {
     if (!global_read_) {
       global_interval_ = global_duration(global_, "scrape_interval", kDefaultInterval);
       global_timeout_ = global_duration(global_, "scrape_timeout", kDefaultTimeout);
       global_read_ = true;
     }
-    std::uint64_t si = global_interval_;
-    std::uint64_t st = 0;
-    if (const auto t = text_of(as, "scrape_interval")) {
-      if (const auto ms = parse_prometheus_duration(*t)) {
-        si = *ms;
-      } else {
-        s.reject(path + ".scrape_interval", "not a Prometheus duration");
-      }
-    }
-    if (const auto t = text_of(as, "scrape_timeout")) {
-      if (const auto ms = parse_prometheus_duration(*t)) {
-        st = *ms;
-      } else {
-        s.reject(path + ".scrape_timeout", "not a Prometheus duration");
-      }
-      if (st > si) s.reject(path + ".scrape_timeout", "is greater than scrape_interval");
-    } else {
-      st = std::min(global_timeout_, si);
-    }
+    const Timing timing = scrape_timing(as, path, global_interval_, global_timeout_, s);
+    const std::uint64_t si = timing.interval;
+    const std::uint64_t st = timing.timeout;
     return {{"scrape_interval", Expr::string(*go_duration(prometheus_duration_text(si)))},
             {"scrape_timeout", Expr::string(*go_duration(prometheus_duration_text(st)))}};
   }

@@ -95,30 +95,11 @@ class LogsTranslator : Translator {
       : Translator(root.ns, root.name, root.integer_numbers), root_(root) {}
 
   AlloyConfig run(const value& tree) {
-    AlloyConfig out;
-    const object* top = tree.if_object();
-    const value* lv = top != nullptr ? top->if_contains("logs") : nullptr;
-    const object* logs = lv != nullptr ? lv->if_object() : nullptr;
-    if (logs == nullptr) {
-      root_problem("spec.logs", "the static logs configuration is not a mapping");
-      out.problems = std::move(problems_);
-      return out;
-    }
-    const value* server = top->if_contains("server");
-    out.files.push_back({"main.alloy", {logging(server ? server->if_object() : nullptr)}});
-    positions_ = text_of(*logs, "positions_directory").value_or("/var/lib/grafana-agent/data");
-
-    std::vector<File> jobs;
-    if (const value* configs = logs->if_contains("configs"); configs && configs->is_array()) {
-      for (const auto& c : configs->get_array()) {
-        if (c.is_object()) instance(c.get_object(), out.files, jobs);
-      }
-    }
-    if (auto d = discovery_file()) out.files.push_back(std::move(*d));
-    for (auto& j : jobs) out.files.push_back(std::move(j));
-    out.problems = std::move(problems_);
-    if (translation_failed(out.problems)) out.files.clear();
-    return out;
+    return translate_section(
+        tree, "logs", [&](const object& logs, std::vector<File>& files, std::vector<File>& jobs) {
+          positions_ = text_of(logs, "positions_directory").value_or("/var/lib/grafana-agent/data");
+          for (const object* c : instances_of(logs)) instance(*c, files, jobs);
+        });
   }
 
  private:
@@ -267,19 +248,9 @@ class LogsTranslator : Translator {
   // ---- Pipeline stages ------------------------------------------------------------------
 
   std::vector<Block> stage_blocks(const value* list, const std::string& path, Sink& s) const {
-    std::vector<Block> out;
-    if (list == nullptr) return out;
-    if (!list->is_array()) {
-      s.reject(path, "expected a list");
-      return out;
-    }
-    const auto& a = list->get_array();
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (auto b = stage_block(a[i], path + "[" + std::to_string(i) + "]", s)) {
-        out.push_back(std::move(*b));
-      }
-    }
-    return out;
+    return list_blocks(list, path, s, [&](const value& v, const std::string& p, Sink& sink) {
+      return stage_block(v, p, sink);
+    });
   }
 
   // One element of a pipeline_stages list: a map with one stage.

@@ -40,35 +40,15 @@ class MetricsTranslator : Translator {
       : Translator(root.ns, root.name, root.integer_numbers), root_(root) {}
 
   AlloyConfig run(const value& tree) {
-    AlloyConfig out;
-    const object* top = tree.if_object();
-    const value* mv = top != nullptr ? top->if_contains("metrics") : nullptr;
-    const object* metrics = mv != nullptr ? mv->if_object() : nullptr;
-    if (metrics == nullptr) {
-      root_problem("spec.metrics", "the static metrics configuration is not a mapping");
-      out.problems = std::move(problems_);
-      return out;
-    }
-    const value* server = top->if_contains("server");
-    out.files.push_back({"main.alloy", {logging(server ? server->if_object() : nullptr)}});
-    const object* global =
-        metrics->contains("global") ? metrics->at("global").if_object() : nullptr;
-    global_ = global ? *global : object{};
-    global_interval_ = global_duration(global_, "scrape_interval", kDefaultInterval);
-    global_timeout_ = global_duration(global_, "scrape_timeout", kDefaultTimeout);
-
-    std::vector<File> jobs;
-    if (const value* configs = metrics->if_contains("configs"); configs && configs->is_array()) {
-      for (const auto& c : configs->get_array()) {
-        if (!c.is_object()) continue;
-        instance(c.get_object(), out.files, jobs);
-      }
-    }
-    if (auto d = discovery_file()) out.files.push_back(std::move(*d));
-    for (auto& j : jobs) out.files.push_back(std::move(j));
-    out.problems = std::move(problems_);
-    if (translation_failed(out.problems)) out.files.clear();
-    return out;
+    return translate_section(
+        tree, "metrics",
+        [&](const object& metrics, std::vector<File>& files, std::vector<File>& jobs) {
+          const value* global = metrics.if_contains("global");
+          global_ = global && global->is_object() ? global->get_object() : object{};
+          global_interval_ = global_duration(global_, "scrape_interval", kDefaultInterval);
+          global_timeout_ = global_duration(global_, "scrape_timeout", kDefaultTimeout);
+          for (const object* c : instances_of(metrics)) instance(*c, files, jobs);
+        });
   }
 
  private:
@@ -169,26 +149,9 @@ class MetricsTranslator : Translator {
     job.name = text_of(*o, "job_name").value_or("");
     if (job.name.empty()) s.reject(path + ".job_name", "is missing");
 
-    // Interval and timeout as the static agent defaulted them (Alloy has no global section).
-    std::uint64_t si = global_interval_;
-    std::uint64_t st = 0;
-    if (const auto t = text_of(*o, "scrape_interval")) {
-      if (const auto ms = parse_prometheus_duration(*t)) {
-        si = *ms;
-      } else {
-        s.reject(path + ".scrape_interval", "not a Prometheus duration");
-      }
-    }
-    if (const auto t = text_of(*o, "scrape_timeout")) {
-      if (const auto ms = parse_prometheus_duration(*t)) {
-        st = *ms;
-      } else {
-        s.reject(path + ".scrape_timeout", "not a Prometheus duration");
-      }
-      if (st > si) s.reject(path + ".scrape_timeout", "is greater than scrape_interval");
-    } else {
-      st = std::min(global_timeout_, si);
-    }
+    const Timing timing = scrape_timing(*o, path, global_interval_, global_timeout_, s);
+    const std::uint64_t si = timing.interval;
+    const std::uint64_t st = timing.timeout;
 
     read_targets(*o, job.targets, path, generated, false, s);
 

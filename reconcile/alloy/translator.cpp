@@ -404,19 +404,34 @@ std::optional<Block> StaticReader::rule_block(const value& v, const std::string&
 
 std::vector<Block> StaticReader::rule_blocks(const value* list, const std::string& name,
                                              const std::string& path, Sink& s) const {
-  std::vector<Block> out;
-  if (list == nullptr) return out;
-  if (!list->is_array()) {
-    s.reject(path, "expected a list");
-    return out;
-  }
-  const auto& a = list->get_array();
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (auto b = rule_block(a[i], name, path + "[" + std::to_string(i) + "]", s)) {
-      out.push_back(std::move(*b));
+  return list_blocks(list, path, s, [&](const value& v, const std::string& p, Sink& sink) {
+    return rule_block(v, name, p, sink);
+  });
+}
+
+StaticReader::Timing StaticReader::scrape_timing(const object& o, const std::string& path,
+                                                 std::uint64_t global_interval,
+                                                 std::uint64_t global_timeout, Sink& s) const {
+  Timing t{global_interval, 0};
+  if (const auto text = text_of(o, "scrape_interval")) {
+    if (const auto ms = parse_prometheus_duration(*text)) {
+      t.interval = *ms;
+    } else {
+      s.reject(path + ".scrape_interval", "not a Prometheus duration");
     }
   }
-  return out;
+  if (const auto text = text_of(o, "scrape_timeout")) {
+    if (const auto ms = parse_prometheus_duration(*text)) {
+      t.timeout = *ms;
+    } else {
+      s.reject(path + ".scrape_timeout", "not a Prometheus duration");
+    }
+    if (t.timeout > t.interval)
+      s.reject(path + ".scrape_timeout", "is greater than scrape_interval");
+  } else {
+    t.timeout = std::min(global_timeout, t.interval);
+  }
+  return t;
 }
 
 // In a constant relabel replacement, `$` is written `$$` (Go's regexp expansion turns `$$`
@@ -482,6 +497,16 @@ Block StaticReader::constant_rule(const std::string& label, Expr value) {
 }
 
 // ---- Translator ---------------------------------------------------------------------------
+
+std::vector<const object*> Translator::instances_of(const object& section) {
+  std::vector<const object*> out;
+  const value* list = section.if_contains("configs");
+  if (list == nullptr || !list->is_array()) return out;
+  for (const auto& c : list->get_array()) {
+    if (c.is_object()) out.push_back(&c.get_object());
+  }
+  return out;
+}
 
 void Translator::add(ProblemClass cls, const Owner& o, const std::string& message) {
   TranslationProblem p{cls, o.kind, o.ns, o.name, o.field, message};

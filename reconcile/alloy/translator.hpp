@@ -21,6 +21,7 @@
 #include <boost/json/value.hpp>
 
 #include "reconcile/alloy/labels.hpp"
+#include "reconcile/alloy/metrics.hpp"
 #include "reconcile/alloy/problems.hpp"
 #include "reconcile/alloy/syntax.hpp"
 
@@ -130,11 +131,40 @@ class StaticReader {
                                   const std::string& path, Sink& s) const;
   std::vector<Block> rule_blocks(const boost::json::value* list, const std::string& name,
                                  const std::string& path, Sink& s) const;
+  // The blocks `convert(element, "<path>[i]", s)` makes of a static list (absent: none).
+  template <class Convert>
+  static std::vector<Block> list_blocks(const boost::json::value* list, const std::string& path,
+                                        Sink& s, Convert&& convert) {
+    std::vector<Block> out;
+    if (list == nullptr) return out;
+    if (!list->is_array()) {
+      s.reject(path, "expected a list");
+      return out;
+    }
+    const auto& a = list->get_array();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (auto b = convert(a[i], path + "[" + std::to_string(i) + "]", s)) {
+        out.push_back(std::move(*b));
+      }
+    }
+    return out;
+  }
   // In a constant relabel replacement, `$` is written `$$` (Go's regexp expansion turns
   // `$$` back into `$`), so that the value reaches the label literally.
   static std::string literal_replacement(std::string_view v);
   // `rule { target_label = "<label>"  replacement = <value> }`.
   static Block constant_rule(const std::string& label, Expr value);
+
+  // Scrape interval and timeout of a job (`scrape_interval`, `scrape_timeout` of `o`) in
+  // milliseconds, defaulted as the static agent did (Alloy has no global section): the
+  // timeout is the global one capped at the interval; an explicit timeout above the
+  // interval is rejected.
+  struct Timing {
+    std::uint64_t interval = 0;
+    std::uint64_t timeout = 0;
+  };
+  Timing scrape_timing(const boost::json::object& o, const std::string& path,
+                       std::uint64_t global_interval, std::uint64_t global_timeout, Sink& s) const;
 
   // ---- Environment references ---------------------------------------------------------
   // Static mode expanded `$VAR`, `${VAR}` and `$(VAR)` in its configuration; Alloy keeps
@@ -166,6 +196,35 @@ class Translator : protected StaticReader {
  protected:
   Translator(std::string ns, std::string name, bool integers)
       : StaticReader(integers), ns_(std::move(ns)), name_(std::move(name)) {}
+
+  // The skeleton of the metrics and logs translations over the static tree's `key` section
+  // (class B when it is not a mapping): main.alloy, then what `instances(section, files,
+  // jobs)` adds (each instance's own files to `files`, its jobs to `jobs`), discovery.alloy,
+  // then the jobs.
+  template <class Instances>
+  AlloyConfig translate_section(const boost::json::value& tree, const std::string& key,
+                                Instances&& instances) {
+    AlloyConfig out;
+    const boost::json::object* top = tree.if_object();
+    const boost::json::value* sv = top != nullptr ? top->if_contains(key) : nullptr;
+    const boost::json::object* section = sv != nullptr ? sv->if_object() : nullptr;
+    if (section == nullptr) {
+      root_problem("spec." + key, "the static " + key + " configuration is not a mapping");
+      out.problems = std::move(problems_);
+      return out;
+    }
+    const boost::json::value* server = top->if_contains("server");
+    out.files.push_back({"main.alloy", {logging(server ? server->if_object() : nullptr)}});
+    std::vector<File> jobs;
+    instances(*section, out.files, jobs);
+    if (auto d = discovery_file()) out.files.push_back(std::move(*d));
+    for (auto& j : jobs) out.files.push_back(std::move(j));
+    out.problems = std::move(problems_);
+    if (translation_failed(out.problems)) out.files.clear();
+    return out;
+  }
+  // The instance entries (objects) of a section's `configs`, in order.
+  static std::vector<const boost::json::object*> instances_of(const boost::json::object& section);
 
   void add(ProblemClass cls, const Owner& o, const std::string& message);
   void root_problem(const std::string& field, const std::string& what);

@@ -13,7 +13,6 @@
 #include "reconcile/agent/config.hpp"
 #include "reconcile/alloy/integrations.hpp"
 #include "reconcile/alloy/labels.hpp"
-#include "reconcile/alloy/pack.hpp"
 #include "tests/alloy/support.hpp"
 
 namespace aop::alloy {
@@ -69,18 +68,11 @@ TEST(IntegrationsTranslation, WorkedExampleIsReproducedByteForByte) {
                                              test::members(r.hierarchy), false, root_of(r));
   EXPECT_TRUE(deploy.files.empty());
   EXPECT_TRUE(deploy.problems.empty());
-  auto secrets = pack_config("monitoring", "agent", "agent-alloy-integrations-ds-config", c.files);
-  ASSERT_TRUE(secrets.has_value());
-  std::vector<check::ConfigSecret> view;
-  for (const auto& s : *secrets) {
-    check::ConfigSecret cs{s.name, {}};
-    for (const auto& e : s.entries) cs.data.push_back({e.key, e.text});
-    view.push_back(std::move(cs));
-  }
-  const auto v =
-      check::check_config_secrets(view, "agent-alloy-integrations-ds-config",
-                                  {"agent-alloy-integrations-ds-config"}, "monitoring", "agent");
+  std::size_t secrets = 0;
+  const auto v = test::check_packed(c.files, "monitoring", "agent",
+                                    "agent-alloy-integrations-ds-config", &secrets);
   EXPECT_TRUE(v.empty()) << check::to_string(v);
+  EXPECT_EQ(secrets, 1U);
 }
 
 // ---- Hand-written inputs ---------------------------------------------------------------

@@ -10,7 +10,6 @@
 #include "reconcile/agent/config.hpp"
 #include "reconcile/alloy/labels.hpp"
 #include "reconcile/alloy/metrics.hpp"
-#include "reconcile/alloy/pack.hpp"
 #include "tests/alloy/support.hpp"
 
 namespace aop::alloy {
@@ -66,18 +65,10 @@ TEST(MetricsTranslation, WorkedExampleIsReproducedByteForByte) {
     EXPECT_EQ(files[i].key, keys[i]);
     EXPECT_EQ(files[i].text, read(dir / keys[i])) << keys[i];
   }
-  auto secrets = pack_config("monitoring", "agent", "agent-alloy-config", c.files);
-  ASSERT_TRUE(secrets.has_value());
-  ASSERT_EQ(secrets->size(), 1U);
-  std::vector<check::ConfigSecret> view;
-  for (const auto& s : *secrets) {
-    check::ConfigSecret cs{s.name, {}};
-    for (const auto& e : s.entries) cs.data.push_back({e.key, e.text});
-    view.push_back(std::move(cs));
-  }
-  const auto v = check::check_config_secrets(view, "agent-alloy-config", {"agent-alloy-config"},
-                                             "monitoring", "agent");
+  std::size_t secrets = 0;
+  const auto v = test::check_packed(c.files, "monitoring", "agent", "agent-alloy-config", &secrets);
   EXPECT_TRUE(v.empty()) << check::to_string(v);
+  EXPECT_EQ(secrets, 1U);
 }
 
 // Every static golden input of the static backend, translated and checked.

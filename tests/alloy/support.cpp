@@ -11,6 +11,7 @@
 #include "k8s/yaml.hpp"
 #include "reconcile/agent/decode.hpp"
 #include "reconcile/agent/memory_cluster.hpp"
+#include "reconcile/alloy/pack.hpp"
 
 namespace aop::alloy::test {
 
@@ -80,6 +81,24 @@ std::vector<check::SourceFile> written(const std::vector<File>& files, const std
   out.reserve(files.size());
   for (const auto& f : files) out.push_back({f.key, write_file(ns, name, f.blocks)});
   return out;
+}
+
+std::vector<check::Violation> check_packed(const std::vector<File>& files, const std::string& ns,
+                                           const std::string& name, const std::string& base,
+                                           std::size_t* secrets) {
+  auto packed = pack_config(ns, name, base, files);
+  EXPECT_TRUE(packed.has_value());
+  if (!packed) return {};
+  std::vector<check::ConfigSecret> view;
+  std::vector<std::string> names;
+  for (const auto& s : *packed) {
+    check::ConfigSecret cs{s.name, {}};
+    for (const auto& e : s.entries) cs.data.push_back({e.key, e.text});
+    view.push_back(std::move(cs));
+    names.push_back(s.name);
+  }
+  if (secrets != nullptr) *secrets = packed->size();
+  return check::check_config_secrets(view, base, names, ns, name);
 }
 
 std::string problems_text(const std::vector<TranslationProblem>& ps) {

@@ -47,6 +47,12 @@ std::vector<IntegrationMember> members(const agent::Hierarchy& h);
 std::vector<check::SourceFile> written(const std::vector<File>& files, const std::string& ns,
                                        const std::string& name);
 
+// Packs `files` into the Secrets `<base>`, `<base>-1`, ... (as the object builder will) and
+// checks them as one configuration; `secrets` gets their number.
+std::vector<check::Violation> check_packed(const std::vector<File>& files, const std::string& ns,
+                                           const std::string& name, const std::string& base,
+                                           std::size_t* secrets = nullptr);
+
 // `<class> <kind> <ns>/<name> <message>` per line.
 std::string problems_text(const std::vector<TranslationProblem>& ps);
 
