@@ -1,8 +1,9 @@
 // `agent-operator render -f PATH...`: the cluster state comes from YAML files instead of
 // an API server, and the objects the controllers would apply go to stdout as one
 // multi-document YAML stream, sorted by (kind, namespace, name). The Grafana Agent part
-// calls the same plan_root() as the live controller, and the telegraf part the same
-// pipeline as its controller, so a GitOps pipeline sees exactly what a cluster would get.
+// runs the same pipeline as the live controller (plan_root(), reconcile/agent/
+// pipeline.hpp), and the telegraf part the same steps as its controller, so a GitOps
+// pipeline sees exactly what a cluster would get.
 //
 // Problems go to stderr naming the file and object. The exit status is 1 when any root
 // failed or any source was invalid; every root that could be rendered is still printed.
@@ -18,10 +19,9 @@
 #include "app/render_output.hpp"
 #include "k8s/label_selector.hpp"
 #include "k8s/yaml.hpp"
-#include "reconcile/agent/decode.hpp"
 #include "reconcile/agent/kubelet.hpp"
 #include "reconcile/agent/memory_cluster.hpp"
-#include "reconcile/agent/root.hpp"
+#include "reconcile/agent/pipeline.hpp"
 #include "reconcile/telegraf/render.hpp"
 
 namespace aop::app {
@@ -137,9 +137,11 @@ class Renderer {
   int print(const RenderOutput& output);
 
  private:
+  // "<severity>: <where>: <message>", or without `where` when it is empty.
   void report(std::string_view severity, const std::string& where, const std::string& message) {
-    std::fprintf(stderr, "%.*s: %s: %s\n", static_cast<int>(severity.size()), severity.data(),
-                 where.c_str(), message.c_str());
+    const std::string prefix = where.empty() ? std::string() : where + ": ";
+    std::fprintf(stderr, "%.*s: %s%s\n", static_cast<int>(severity.size()), severity.data(),
+                 prefix.c_str(), message.c_str());
     if (severity == "error") failed_ = true;
   }
 
@@ -172,28 +174,29 @@ void Renderer::agent(const std::vector<Input>& inputs) {
   if (!options_.agent_selector.empty())
     selector = *k8s::parse_label_selector_string(options_.agent_selector);
 
-  for (const json::object* root : cluster.objects(agent::Kind::grafana_agent)) {
-    const std::string what = describe(*root);
-    const std::string where = origin_of.count(what) != 0 ? origin_of[what] + ": " + what : what;
-    auto agent = agent::decode_grafana_agent(*root);
-    if (!agent) {
-      report("error", where, agent.error().message);
+  for (const k8s::ObjectPtr& root : cluster.compact(agent::Kind::grafana_agent)) {
+    const std::string what = "GrafanaAgent " + root->key().str();
+    const std::string origin = origin_of.count(what) != 0 ? origin_of[what] : std::string();
+    const std::string where = origin.empty() ? what : origin + ": " + what;
+    // A decode error (its message names the agent) is reported for every agent, selected
+    // or not.
+    if (!selector.matches(root->labels())) {
+      agent::DecodeCache once(false);
+      const auto decoded = agent::decode_root(*root, once);
+      if (!decoded.ok()) report("error", origin, decoded.failure->message);
       continue;
     }
-    const json::object* labels = nullptr;
-    if (const auto* m = root->if_contains("metadata"); m != nullptr && m->is_object()) {
-      if (const auto* l = m->as_object().if_contains("labels"); l != nullptr && l->is_object()) {
-        labels = &l->as_object();
-      }
-    }
-    if (!selector.matches(k8s::JsonLabels(labels))) continue;
-    const agent::RootPlan plan = agent::plan_root(*agent, cluster, cluster, agent_options);
+    const agent::RootPlan plan = agent::plan_root(*root, cluster, agent_options);
     for (const auto& p : plan.problems) {
       report(p.severity == agent::Severity::error ? "error" : "warning", where, p.str());
     }
-    if (plan.error) report("error", where, plan.error->message);
-    for (const auto& step : plan.desired.steps) {
-      if (step.action == agent::Step::Action::apply) objects_.push_back(step.object);
+    if (plan.failure && plan.failure->stage == agent::Stage::decode) {
+      report("error", origin, plan.failure->message);
+    } else if (plan.failure) {
+      report("error", where, plan.failure->message);
+    }
+    for (const auto& step : plan.apply.steps) {
+      if (step.action == runtime::ApplyStep::Action::apply) objects_.push_back(step.object);
     }
   }
 }
@@ -203,7 +206,9 @@ void Renderer::telegraf(const std::vector<Input>& inputs) {
   objects.reserve(inputs.size());
   for (const auto& in : inputs) objects.push_back(in.object);
   const auto result = telegraf::render(objects, options_.telegraf);
-  for (const auto& p : result.problems) report("error", p.reason, p.message);
+  for (const auto& p : result.problems) {
+    report("error", std::string(telegraf::reason_name(p.reason)), p.message);
+  }
   // result.notes list the objects the telegraf pipeline skipped: every other kind of a
   // mixed directory among them, so they are not printed (the Grafana Agent side reads
   // those kinds, and problems above already name every invalid source).

@@ -29,6 +29,27 @@ inline const Clock& steady_clock() {
   return clock;
 }
 
+// Wall-clock time, for timestamps written to the API (a condition's
+// lastTransitionTime), behind the same kind of seam so that tests can fix it.
+using WallTime = std::chrono::system_clock::time_point;
+
+class WallClock {
+ public:
+  virtual ~WallClock() = default;
+  virtual WallTime now() const = 0;
+};
+
+class SystemWallClock final : public WallClock {
+ public:
+  WallTime now() const override { return std::chrono::system_clock::now(); }
+};
+
+// The process-wide wall clock, for production defaults.
+inline const WallClock& wall_clock() {
+  static const SystemWallClock clock;
+  return clock;
+}
+
 // A clock that moves only when told to. Thread-safe: the time is an atomic.
 class FakeClock final : public Clock {
  public:

@@ -1,4 +1,4 @@
-// Cold start of the live Grafana Agent controller against kube-sim (issue 6): 100
+// Cold start of the live Grafana Agent controller against kube-sim: 100
 // GrafanaAgents, each with one MetricsInstance selecting 50 ServiceMonitors (2 endpoints
 // each) in its namespace — 5,000 monitors — plus a remote_write basic-auth Secret per
 // namespace and 2,000 Secrets nobody references.

@@ -1,7 +1,7 @@
-// Rendering cost of one GrafanaAgent root with 1,000 ServiceMonitors × 3 endpoints
-// (issue 6): the metrics configuration alone, and the whole pure pipeline of one
-// reconcile (discovery over an in-memory cluster, asset resolution, config rendering and
-// every generated object).
+// Rendering cost of one GrafanaAgent root with 1,000 ServiceMonitors × 3 endpoints: the
+// metrics configuration alone (render fragments + assemble + emission), and the whole
+// pipeline of one reconcile (reconcile/agent/pipeline.hpp: discovery over an in-memory
+// cluster, asset resolution, configuration, every generated object).
 #include <benchmark/benchmark.h>
 
 #include <boost/json.hpp>
@@ -10,10 +10,8 @@
 #include "reconcile/agent/config.hpp"
 #include "reconcile/agent/decode.hpp"
 #include "reconcile/agent/encoding.hpp"
-#include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/memory_cluster.hpp"
-#include "reconcile/agent/objects.hpp"
-#include "reconcile/agent/root.hpp"
+#include "reconcile/agent/pipeline.hpp"
 
 namespace {
 
@@ -79,16 +77,36 @@ agent::GrafanaAgent the_agent(const agent::MemoryCluster& c) {
   return agent::decode_grafana_agent(value(*c.objects(agent::Kind::grafana_agent).at(0))).value();
 }
 
+// The validated hierarchy and its assets, as the pipeline hands them to rendering.
+struct Rendered {
+  agent::Hierarchy hierarchy;
+  agent::AssetStore assets;
+};
+Rendered resolved(const agent::MemoryCluster& c, const agent::GrafanaAgent& a) {
+  agent::DecodeCache uncached(false);
+  auto d = agent::discover(a, c, uncached);
+  Rendered r;
+  r.hierarchy = agent::validate(std::move(d.value.hierarchy)).value;
+  r.assets = agent::resolve_assets(r.hierarchy, c).value;
+  return r;
+}
+
+// The metrics file's tree: render fragments, then assemble.
+value metrics_tree(const Rendered& r, const agent::Options& options) {
+  auto fragments = agent::render_fragments(r.hierarchy, r.assets, options);
+  auto configs = agent::assemble(std::move(fragments.value), r.hierarchy);
+  return std::move(*configs.value[agent::ConfigFile::metrics]);
+}
+
 void BM_RenderMetricsConfig(benchmark::State& state) {
   const auto cluster = make_cluster();
   const agent::Options options;
-  const auto d = agent::discover(the_agent(cluster), cluster, options);
-  const auto assets = agent::resolve_assets(d.hierarchy, cluster).value();
+  const auto r = resolved(cluster, the_agent(cluster));
   std::size_t bytes = 0;
   while (state.KeepRunning()) {
-    auto cfg = agent::render_metrics_config(d.hierarchy, assets, options);
-    bytes = cfg.value().text.size();
-    benchmark::DoNotOptimize(cfg);
+    auto text = agent::emit_config(metrics_tree(r, options), options);
+    bytes = text.size();
+    benchmark::DoNotOptimize(text);
   }
   state.counters["config_bytes"] = static_cast<double>(bytes);
   state.counters["scrape_configs"] = kMonitors * 3;
@@ -99,23 +117,25 @@ BENCHMARK(BM_RenderMetricsConfig)->Unit(benchmark::kMillisecond);
 void BM_MetricsConfigTree(benchmark::State& state) {
   const auto cluster = make_cluster();
   const agent::Options options;
-  const auto d = agent::discover(the_agent(cluster), cluster, options);
-  const auto assets = agent::resolve_assets(d.hierarchy, cluster).value();
+  const auto r = resolved(cluster, the_agent(cluster));
   while (state.KeepRunning()) {
-    auto tree = agent::metrics_config_tree(d.hierarchy, assets, options, nullptr);
+    auto tree = metrics_tree(r, options);
     benchmark::DoNotOptimize(tree);
   }
 }
 BENCHMARK(BM_MetricsConfigTree)->Unit(benchmark::kMillisecond);
 
+// Every stage but decoding the root and hashing: discover, validate, resolve assets,
+// render fragments, assemble, build objects.
 void BM_ReconcilePureCore(benchmark::State& state) {
   const auto cluster = make_cluster();
   const agent::Options options;
   const auto a = the_agent(cluster);
   while (state.KeepRunning()) {
-    auto d = agent::discover(a, cluster, options);
-    auto assets = agent::resolve_assets(d.hierarchy, cluster).value();
-    auto desired = agent::build_objects(d.hierarchy, assets, options);
+    const auto r = resolved(cluster, a);
+    auto fragments = agent::render_fragments(r.hierarchy, r.assets, options);
+    auto configs = agent::assemble(std::move(fragments.value), r.hierarchy);
+    auto desired = agent::build_objects(r.hierarchy, r.assets, configs.value, options);
     benchmark::DoNotOptimize(desired);
   }
 }
@@ -127,25 +147,42 @@ BENCHMARK(BM_ReconcilePureCore)->Unit(benchmark::kMillisecond);
 void BM_ScaleRootPlan(benchmark::State& state) {
   aop::bench::ScaleRoot root;
   const agent::Options options;
-  const auto a = root.agent();
+  const auto r = root.root();
   std::size_t steps = 0;
   for (auto _ : state) {
-    auto plan = agent::plan_root(a, root.cluster(), root.cluster(), options);
-    steps = plan.desired.steps.size();
+    auto plan = agent::plan_root(*r, root.cluster(), options);
+    steps = plan.apply.steps.size();
     benchmark::DoNotOptimize(plan);
   }
   state.counters["steps"] = static_cast<double>(steps);
 }
 BENCHMARK(BM_ScaleRootPlan)->Unit(benchmark::kMillisecond);
 
+// The same with the decode stage's cache warm, as the live controller runs it: the
+// members are not decoded again.
+void BM_ScaleRootPlanDecodeCached(benchmark::State& state) {
+  aop::bench::ScaleRoot root;
+  const agent::Options options;
+  const auto r = root.root();
+  agent::DecodeCache cache;
+  const agent::PipelineInputs in{root.cluster(), root.cluster(), options, cache, {}};
+  (void)agent::plan_root(*r, in);
+  for (auto _ : state) {
+    auto plan = agent::plan_root(*r, in);
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["decodes"] = static_cast<double>(cache.misses());
+}
+BENCHMARK(BM_ScaleRootPlanDecodeCached)->Unit(benchmark::kMillisecond);
+
 // The parts: discovery (listing and decoding ~600 monitors), the metrics config render,
 // and gzip of the rendered text.
 void BM_ScaleRootDiscover(benchmark::State& state) {
   aop::bench::ScaleRoot root;
-  const agent::Options options;
   const auto a = root.agent();
   for (auto _ : state) {
-    auto d = agent::discover(a, root.cluster(), options);
+    agent::DecodeCache uncached(false);
+    auto d = agent::discover(a, root.cluster(), uncached);
     benchmark::DoNotOptimize(d);
   }
 }
@@ -154,13 +191,12 @@ BENCHMARK(BM_ScaleRootDiscover)->Unit(benchmark::kMillisecond);
 void BM_ScaleRootRenderMetrics(benchmark::State& state) {
   aop::bench::ScaleRoot root;
   const agent::Options options;
-  const auto d = agent::discover(root.agent(), root.cluster(), options);
-  const auto assets = agent::resolve_assets(d.hierarchy, root.cluster()).value();
+  const auto r = resolved(root.cluster(), root.agent());
   std::size_t bytes = 0;
   for (auto _ : state) {
-    auto cfg = agent::render_metrics_config(d.hierarchy, assets, options);
-    bytes = cfg.value().text.size();
-    benchmark::DoNotOptimize(cfg);
+    auto text = agent::emit_config(metrics_tree(r, options), options);
+    bytes = text.size();
+    benchmark::DoNotOptimize(text);
   }
   state.counters["config_bytes"] = static_cast<double>(bytes);
 }
@@ -169,9 +205,8 @@ BENCHMARK(BM_ScaleRootRenderMetrics)->Unit(benchmark::kMillisecond);
 void BM_ScaleRootGzip(benchmark::State& state) {
   aop::bench::ScaleRoot root;
   const agent::Options options;
-  const auto d = agent::discover(root.agent(), root.cluster(), options);
-  const auto assets = agent::resolve_assets(d.hierarchy, root.cluster()).value();
-  const std::string text = agent::render_metrics_config(d.hierarchy, assets, options).value().text;
+  const auto r = resolved(root.cluster(), root.agent());
+  const std::string text = agent::emit_config(metrics_tree(r, options), options);
   std::size_t bytes = 0;
   for (auto _ : state) {
     auto z = agent::gzip_compress(text);

@@ -40,6 +40,8 @@ class ScaleRoot {
   agent::GrafanaAgent agent() const {
     return agent::decode_grafana_agent(boost::json::value(agent_json())).value();
   }
+  // The root as stored (the pipeline's input).
+  k8s::ObjectPtr root() const { return cluster_.compact(agent::Kind::grafana_agent).at(0); }
   // A churn edit: ServiceMonitor `i` with a changed relabeling and the next version.
   void edit_service_monitor(int i) { add(service_monitor(i, ++edits_)); }
   static int service_monitors() { return kGroups * kServiceMonitors; }

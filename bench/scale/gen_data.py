@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Deterministic large-cluster data set for the scale benchmark (issue 10).
+"""Deterministic large-cluster data set for the scale benchmark.
 
 Writes one JSON `kind: List` file per kind into OUT_DIR, which kube-sim preloads
 (`--preload deploy/crds --preload OUT_DIR`): JSON files are parsed with Boost.JSON, so

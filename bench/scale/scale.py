@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The scale benchmark (issue 10), driven by bench/scale/run.sh (which sets up and
+"""The scale benchmark, driven by bench/scale/run.sh (which sets up and
 builds first). One kube-sim with a generated large-cluster data set; every client is
 measured alone on it, then the operator itself:
 
@@ -953,7 +953,7 @@ def append_results(r, table):
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
     dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") \
         else ""
-    header = "## Scale benchmark (issue 10)"
+    header = "## Scale benchmark"
     run = "\n".join(["### %s, commit %s%s" % (r["date"], commit, dirty), "",
                      "```sh", r["command"], "```", "",
                      "Machine: %s; load average at start %s; peers: %s." %

@@ -1,4 +1,4 @@
-// Cold generation of the telegraf controller's desired state (spec 5, "Scale"): 10,000
+// Cold generation of the telegraf controller's desired state at scale: 10,000
 // annotated Namespaces with 10 endpoints each, from the objects as an informer would
 // hold them to every ConfigMap, Secret and Deployment, through the same `render` entry
 // the CLI uses. The pieces are measured per namespace as well, to show where the time

@@ -1,12 +1,13 @@
-// Secret/ConfigMap references ("assets", spec 2.6): collection with upstream's
-// emptiness rules, namespace attribution, resolution and the assets Secret's data.
+// Secret/ConfigMap references ("assets"): collection with upstream's emptiness rules,
+// namespace attribution, the resolve-assets stage (pipeline.hpp) and the assets Secret's
+// data.
 //
 // Upstream collects by reflection over the Go structs, so a selector held by value is
 // seen only when both its name and key are set, while one held by pointer (or as a list
 // element) is seen whenever present. The walk below reproduces that per field.
 #include <set>
 
-#include "reconcile/agent/hierarchy.hpp"
+#include "reconcile/agent/pipeline.hpp"
 #include "reconcile/agent/sanitize.hpp"
 
 namespace aop::agent {
@@ -202,12 +203,25 @@ std::vector<AssetRef> collect_asset_refs(const Hierarchy& h) {
   return out;
 }
 
-Result<AssetStore> resolve_assets(const Hierarchy& h, const AssetSource& source) {
+std::vector<runtime::ObjectDependency> asset_dependencies(const Hierarchy& h) {
+  std::set<runtime::ObjectDependency> deps;
+  for (const auto& ref : collect_asset_refs(h)) {
+    deps.insert(runtime::ObjectDependency{
+        runtime::GroupKind::of(
+            gvk(ref.kind == AssetKind::secret ? Kind::secret : Kind::config_map)),
+        {ref.ns, ref.name}});
+  }
+  return {deps.begin(), deps.end()};
+}
+
+namespace {
+
+Result<AssetStore> lookup_assets(const Hierarchy& h, const AssetSource& source) {
   AssetStore store;
   // One lookup per object, however many of its keys are referenced.
   std::map<std::pair<std::string, std::string>, std::optional<SecretData>> secrets;
   std::map<std::pair<std::string, std::string>, std::optional<ConfigMapData>> config_maps;
-  for (const auto& ref : h.asset_refs) {
+  for (const auto& ref : collect_asset_refs(h)) {
     const auto id = std::pair{ref.ns, ref.name};
     const std::string where = " (referenced by " + std::string(kind_name(ref.owner_kind)) + " " +
                               ref.owner.str() + " at " + ref.field + ")";
@@ -221,7 +235,7 @@ Result<AssetStore> resolve_assets(const Hierarchy& h, const AssetSource& source)
         }
         it = secrets.emplace(id, std::move(*got)).first;
       }
-      if (!it->second) continue;  // absent object: nothing stored (2.6)
+      if (!it->second) continue;  // an absent object stores nothing, as upstream
       const auto value = it->second->data.find(ref.key);
       if (value == it->second->data.end()) {
         return make_error("no key " + ref.key + " in Secret " + ref.name + " (namespace " + ref.ns +
@@ -253,6 +267,21 @@ Result<AssetStore> resolve_assets(const Hierarchy& h, const AssetSource& source)
   return store;
 }
 
+}  // namespace
+
+Outcome<AssetStore> resolve_assets(const Hierarchy& hierarchy, const AssetSource& source) {
+  Outcome<AssetStore> out;
+  auto store = lookup_assets(hierarchy, source);
+  if (!store) {
+    out.failure = StageFailure{Stage::resolve_assets, runtime::Errc::asset_resolution_failed,
+                               store.error().message};
+    return out;
+  }
+  out.value = std::move(*store);
+  (void)asset_secret_data(out.value, hierarchy.agent, &out.problems);
+  return out;
+}
+
 std::map<std::string, std::string> asset_secret_data(const AssetStore& store,
                                                      const GrafanaAgent& agent,
                                                      std::vector<Problem>* problems) {
@@ -273,11 +302,9 @@ std::map<std::string, std::string> asset_secret_data(const AssetStore& store,
       message += "-secrets; ";
       message += key;
       message += " is used (rename one of the referenced objects or keys)";
-      problems->push_back(Problem{Kind::grafana_agent,
-                                  {agent.metadata.ns, agent.metadata.name},
-                                  "",
-                                  std::move(message),
-                                  Severity::warning});
+      problems->push_back(make_problem(Kind::grafana_agent,
+                                       {agent.metadata.ns, agent.metadata.name}, "",
+                                       std::move(message), Severity::warning));
     }
     origin[dk] = key;
     data[dk] = value;

@@ -1,9 +1,11 @@
 // The read-only views of the cluster that hierarchy discovery and asset resolution read.
 //
-// Two implementations exist: the live informer caches (runtime layer) and the in-memory
+// Two implementations exist: the live informer caches (live_view.hpp) and the in-memory
 // MemoryCluster (memory_cluster.hpp) used by `agent-operator render` and by tests. Both
 // are synchronous and must not block on the network: discovery is a pure function of
-// what the view returns.
+// what the view returns. Objects are handed over in the caches' compact form
+// (k8s/object.hpp): identity and labels are read without building JSON, and the decode
+// stage builds it only for objects whose resourceVersion it has not decoded before.
 #pragma once
 
 #include <functional>
@@ -12,9 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include <boost/json/object.hpp>
-
 #include "k8s/label_selector.hpp"
+#include "k8s/object.hpp"
 #include "net/result.hpp"
 #include "reconcile/agent/kinds.hpp"
 #include "reconcile/agent/types.hpp"
@@ -30,7 +31,7 @@ class ClusterView {
   // labels do not match it (e.g. through an index), but discovery re-checks every object
   // it is given. The order of visits does not matter. An error aborts discovery.
   virtual Result<void> list(Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
-                            const std::function<void(const boost::json::object&)>& visit) const = 0;
+                            const std::function<void(const k8s::Object&)>& visit) const = 0;
 
   // The labels of Namespace `ns`. An error (including "no such namespace" where the view
   // knows all namespaces) aborts discovery, as upstream's failed Namespace GET does.
@@ -48,7 +49,8 @@ struct ConfigMapData {
 };
 
 // Lookup of referenced Secrets and ConfigMaps by namespace/name. nullopt: the object
-// does not exist (not an error: spec 2.6). An error: the lookup itself failed.
+// does not exist (not an error: a reference to an absent object renders nothing, as
+// upstream). An error: the lookup itself failed.
 class AssetSource {
  public:
   virtual ~AssetSource() = default;

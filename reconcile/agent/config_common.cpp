@@ -1,4 +1,5 @@
-// Shared configuration blocks (spec 4.0, 4.2–4.4, 4.8) and the final serialization.
+// Shared configuration blocks (secrets, TLS, relabel rules, service discovery,
+// remote_write, external labels, additional scrape configs) and the final serialization.
 #include <cmath>
 
 #include "k8s/yaml.hpp"
@@ -130,7 +131,7 @@ object sd_config(RenderContext& ctx, std::string_view role, const std::vector<st
   return o;
 }
 
-// ---- remote_write (4.4) ---------------------------------------------------------------
+// ---- remote_write ---------------------------------------------------------------------
 
 object oauth2_block(RenderContext& ctx, std::string_view ns, const OAuth2& a) {
   object o;
@@ -222,7 +223,7 @@ object server_block(const GrafanaAgent& agent) {
   return o;
 }
 
-// ---- additional scrape configs (4.8) --------------------------------------------------
+// ---- additional scrape configs --------------------------------------------------------
 
 void append_additional_scrape_configs(RenderContext& ctx, std::string_view ns,
                                       const std::optional<SecretKeySelector>& sel,
@@ -246,7 +247,7 @@ void append_additional_scrape_configs(RenderContext& ctx, std::string_view ns,
   for (auto& item : parsed->get_array()) out.push_back(std::move(item));
 }
 
-// ---- selector rules (4.5 steps 2–3) ---------------------------------------------------
+// ---- selector rules ---------------------------------------------------------------------
 
 std::optional<std::string> selector_problem(const LabelSelectorSpec& sel) {
   for (std::size_t i = 0; i < sel.match_expressions.size(); ++i) {
@@ -288,15 +289,9 @@ bool selector_rules(const LabelSelectorSpec& sel, std::string_view label_prefix,
   return true;
 }
 
-Result<value> finish(RenderContext& ctx, value tree) {
-  if (ctx.failed()) return make_error(*ctx.error());
-  null_trim(tree);
-  return tree;
-}
-
 namespace {
 
-// Compat::fixed: integral numbers print as integers (spec 6.13).
+// Compat::fixed: integral numbers print as integers (no `1e+06`).
 void integers_as_integers(value& v) {
   if (v.is_double()) {
     const double d = v.get_double();

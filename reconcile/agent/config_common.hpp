@@ -1,6 +1,6 @@
-// Internal building blocks shared by the three configuration renderers (spec 4.0, 4.3,
-// 4.4, 4.8): optional-field rules, secret helpers, TLS/relabel/SD/remote_write blocks.
-// Not part of the library's interface.
+// Internal building blocks of the render-fragments stage (fragments.hpp): optional-field
+// rules, secret helpers, TLS/relabel/SD/remote_write blocks, and the renderers of each
+// kind of fragment. Not part of the library's interface.
 #pragma once
 
 #include <optional>
@@ -13,6 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include "reconcile/agent/config.hpp"
+#include "reconcile/agent/hierarchy.hpp"
 
 namespace aop::agent::detail {
 
@@ -23,7 +24,8 @@ using boost::json::value;
 inline constexpr std::string_view kSecretsDir = "/var/lib/grafana-agent/secrets/";
 inline constexpr std::string_view kDataDir = "/var/lib/grafana-agent/data";
 
-// ---- optional-field rules (spec 0) ----------------------------------------------------
+// ---- optional-field rules (upstream's omitempty)
+// ----------------------------------------------------
 inline void set_ne(object& o, std::string_view key, const std::string& s) {
   if (!s.empty()) o[key] = s;
 }
@@ -42,7 +44,8 @@ inline void set_ne_map(object& o, std::string_view key, object m) {
 array string_array(const std::vector<std::string>& v);
 object string_object(const StringMap& m);
 
-// Render state: the asset store, options, and the first fatal error.
+// The state of rendering one fragment: the asset store, options, the problems found and
+// the first fatal error.
 class RenderContext {
  public:
   RenderContext(const Hierarchy& h, const AssetStore& assets, const Options& options,
@@ -54,14 +57,15 @@ class RenderContext {
   const Options& options() const { return options_; }
   bool fixed() const { return options_.compat == Compat::fixed; }
 
-  // secretValue (4.0): the stored value; a missing one records `key not provided: <key>`
+  // A referenced key's value: the stored value; a missing one records `key not provided:
+  // <key>`
   // and yields null.
   value secret_value(std::string_view ns, const SecretKeySelector& sel);
   value secret_value(std::string_view ns, const std::optional<SecretKeySelector>& sel) {
     return sel ? secret_value(ns, *sel) : value(nullptr);
   }
   value config_map_value(std::string_view ns, const ConfigMapKeySelector& sel);
-  // secretPath (4.0): never checks existence.
+  // The path a referenced key is mounted at in the agent's pod: never checks existence.
   static std::string secret_path(std::string_view ns, const SecretKeySelector& sel);
   static value secret_path(std::string_view ns, const std::optional<SecretKeySelector>& sel);
   static value secret_path(std::string_view ns, const SecretOrConfigMap& s);
@@ -75,7 +79,7 @@ class RenderContext {
   void problem(Kind kind, const ObjectMeta& m, std::string field, std::string message) {
     if (problems_ != nullptr) {
       problems_->push_back(
-          Problem{kind, {m.ns, m.name}, std::move(field), std::move(message), Severity::error});
+          make_problem(kind, {m.ns, m.name}, std::move(field), std::move(message)));
     }
   }
 
@@ -87,41 +91,51 @@ class RenderContext {
   std::optional<std::string> error_;
 };
 
-// ---- shared blocks (4.3, 4.4) ---------------------------------------------------------
+// ---- shared blocks -----------------------------------------------------------------
 object tls_safe(RenderContext& ctx, std::string_view ns, const SafeTLSConfig& t);
 object tls_full(RenderContext& ctx, std::string_view ns, const TLSConfig& t);
 object relabel(const RelabelConfig& r);
 array relabels(const std::vector<RelabelConfig>& list);
 // kubernetes_sd_configs entry with the agent's apiServer connection block.
 object sd_config(RenderContext& ctx, std::string_view role, const std::vector<std::string>& names);
-// namespaces() of 4.0.
+// The namespaces a monitor's service discovery covers: its own namespace when
+// `ignore` (ignoreNamespaceSelectors) or no selector, none for `any`, else the listed ones.
 std::vector<std::string> sd_namespaces(const NamespaceSelector& sel, const std::string& own_ns,
                                        bool ignore);
 object oauth2_block(RenderContext& ctx, std::string_view ns, const OAuth2& o);
 object remote_write(RenderContext& ctx, std::string_view ns, const RemoteWriteSpec& rw);
-// External labels (4.2): `name_override` nil → `cluster`, "" → none; then `extra`;
+// External labels: `name_override` nil → `cluster`, "" → none; then `extra`;
 // then the replica label when `replica_name` is given (nil → `__replica__`, "" → none).
 object external_labels(const GrafanaAgent& agent, const std::optional<std::string>& name_override,
                        const StringMap& extra, const std::optional<std::string>* replica_name);
 object server_block(const GrafanaAgent& agent);
-// Additional scrape configs (4.8) appended to `out`; errors recorded in ctx.
+// Additional scrape configs (a YAML list in a Secret) appended to `out`; errors
+// recorded in ctx.
 void append_additional_scrape_configs(RenderContext& ctx, std::string_view ns,
                                       const std::optional<SecretKeySelector>& sel,
                                       const std::string& owner, array& out);
 
-// Label-selector relabel rules (4.5 steps 2–3) with the given label prefixes. Returns
+// Label-selector relabel rules (keep/drop per matchLabels and matchExpressions) with the
+// given label prefixes. Returns
 // false (and adds nothing) when an In/NotIn expression has no values.
 bool selector_rules(const LabelSelectorSpec& sel, std::string_view label_prefix,
                     std::string_view present_prefix, array& out);
 // The field path of the first In/NotIn expression without values, if any.
 std::optional<std::string> selector_problem(const LabelSelectorSpec& sel);
 
-// Metrics/logs sections used by more than one file.
-object metrics_instance_config(RenderContext& ctx, const MetricsEntry& entry, bool with_monitors);
-object metrics_global(RenderContext& ctx, bool with_replica);
-object logs_instance_config(RenderContext& ctx, const LogsEntry& entry, bool with_pod_logs);
+// ---- fragments (config_metrics.cpp, config_logs.cpp) ----------------------------------
 
-// Wraps a tree builder: runs it, converts the recorded error into a Result.
-Result<value> finish(RenderContext& ctx, value tree);
+// A member's scrape configs: none, with a problem, when the member cannot be rendered.
+array service_monitor_scrape_configs(RenderContext& ctx, const ServiceMonitor& sm);
+array pod_monitor_scrape_configs(RenderContext& ctx, const PodMonitor& pm);
+array probe_scrape_configs(RenderContext& ctx, const Probe& p);
+array pod_logs_scrape_configs(RenderContext& ctx, const PodLogs& pl);
+// An instance's own fields (before its scrape_configs), and a LogsInstance's trailing
+// ones (after them).
+object metrics_instance_fields(RenderContext& ctx, const MetricsInstance& mi);
+object logs_instance_fields(RenderContext& ctx, const LogsInstance& li);
+object logs_instance_trailing(const LogsInstance& li);
+// metrics.global, with or without the replica external label.
+object metrics_global(RenderContext& ctx, bool with_replica);
 
 }  // namespace aop::agent::detail

@@ -1,5 +1,5 @@
-// The logs configuration (spec 4.9–4.11): one config per LogsInstance with its clients
-// and one scrape config per PodLogs, pipeline stages included.
+// The logs fragments (fragments.hpp): a LogsInstance's own fields with its clients, and
+// one scrape config per PodLogs, pipeline stages included.
 #include <boost/json/parse.hpp>
 
 #include "k8s/yaml.hpp"
@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view kPodLabel = "__meta_kubernetes_pod_label_";
 constexpr std::string_view kPodLabelPresent = "__meta_kubernetes_pod_labelpresent_";
 
-// 4.9 client entry; Secrets resolved in `ns`.
+// One logs client entry; Secrets resolved in `ns`.
 object logs_client(RenderContext& ctx, std::string_view ns, const LogsClientSpec& c) {
   const auto& agent = ctx.agent();
   object o;
@@ -66,7 +66,7 @@ array stages(RenderContext& ctx, const std::vector<PipelineStageSpec>& list,
   return a;
 }
 
-// 4.11; `where` is the stage's path for error messages.
+// One pipeline stage; `where` is the stage's path for error messages.
 object stage(RenderContext& ctx, const PipelineStageSpec& s, const std::string& where) {
   object o;
   if (s.docker) o["docker"] = object();
@@ -200,7 +200,7 @@ object stage(RenderContext& ctx, const PipelineStageSpec& s, const std::string& 
   return o;
 }
 
-// 4.10
+// The scrape config of one PodLogs, relabel rules in upstream's order.
 object pod_logs_config(RenderContext& ctx, const PodLogs& pl) {
   const auto& logs = ctx.agent().spec.logs;
   const std::string& ns = pl.metadata.ns;
@@ -253,8 +253,18 @@ object pod_logs_config(RenderContext& ctx, const PodLogs& pl) {
 
 }  // namespace
 
-object logs_instance_config(RenderContext& ctx, const LogsEntry& entry, bool with_pod_logs) {
-  const auto& li = entry.instance;
+array pod_logs_scrape_configs(RenderContext& ctx, const PodLogs& pl) {
+  array out;
+  if (auto bad = selector_problem(pl.spec.selector)) {
+    ctx.problem(Kind::pod_logs, pl.metadata, "spec.selector." + *bad,
+                "operator In/NotIn needs at least one value; PodLogs skipped");
+    return out;
+  }
+  out.emplace_back(pod_logs_config(ctx, pl));
+  return out;
+}
+
+object logs_instance_fields(RenderContext& ctx, const LogsInstance& li) {
   const std::string& ins = li.metadata.ns;
   object o;
   o["name"] = ins + "/" + li.metadata.name;
@@ -267,20 +277,11 @@ object logs_instance_config(RenderContext& ctx, const LogsEntry& entry, bool wit
     }
   }
   set_ne_list(o, "clients", std::move(clients));
-  array scrape;
-  if (with_pod_logs) {
-    for (const auto& pl : entry.pod_logs) {
-      if (auto bad = selector_problem(pl.spec.selector)) {
-        ctx.problem(Kind::pod_logs, pl.metadata, "spec.selector." + *bad,
-                    "operator In/NotIn needs at least one value; PodLogs skipped");
-        continue;
-      }
-      scrape.emplace_back(pod_logs_config(ctx, pl));
-    }
-  }
-  append_additional_scrape_configs(ctx, ins, li.spec.additional_scrape_configs,
-                                   "LogsInstance " + ins + "/" + li.metadata.name, scrape);
-  set_ne_list(o, "scrape_configs", std::move(scrape));
+  return o;
+}
+
+object logs_instance_trailing(const LogsInstance& li) {
+  object o;
   if (li.spec.target_sync_period) {
     object t;
     set_ne(t, "sync_period", *li.spec.target_sync_period);
@@ -290,28 +291,5 @@ object logs_instance_config(RenderContext& ctx, const LogsEntry& entry, bool wit
 }
 
 }  // namespace detail
-
-Result<boost::json::value> logs_config_tree(const Hierarchy& h, const AssetStore& assets,
-                                            const Options& options,
-                                            std::vector<Problem>* problems) {
-  using namespace detail;
-  RenderContext ctx(h, assets, options, problems);
-  object logs;
-  logs["positions_directory"] = kDataDir;
-  array configs;
-  for (const auto& entry : h.logs) configs.emplace_back(logs_instance_config(ctx, entry, true));
-  set_ne_list(logs, "configs", std::move(configs));
-  object root{{"server", server_block(h.agent)}, {"logs", std::move(logs)}};
-  return finish(ctx, std::move(root));
-}
-
-Result<RenderedConfig> render_logs_config(const Hierarchy& h, const AssetStore& assets,
-                                          const Options& options) {
-  RenderedConfig out;
-  auto tree = logs_config_tree(h, assets, options, &out.problems);
-  if (!tree) return tree.error();
-  out.text = emit_config(std::move(*tree), options);
-  return out;
-}
 
 }  // namespace aop::agent

@@ -1,6 +1,6 @@
-// The metrics configuration (spec 4.1, 4.5–4.7, 4.13): one config per MetricsInstance
-// with its remote_write and one scrape config per ServiceMonitor endpoint, PodMonitor
-// endpoint and Probe, relabel rules in upstream's exact order.
+// The metrics fragments (fragments.hpp): a MetricsInstance's own fields with its
+// remote_write, one scrape config per ServiceMonitor endpoint, PodMonitor endpoint and
+// Probe, relabel rules in upstream's exact order, and the agent's metrics.global block.
 #include "k8s/yaml.hpp"
 #include "reconcile/agent/config_common.hpp"
 #include "reconcile/agent/sanitize.hpp"
@@ -30,7 +30,7 @@ bool filter_running(const RenderContext& ctx, const Endpoint& e) {
   return e.filter_running.value_or(ctx.fixed());
 }
 
-// Port filter, 4.5 step 4 / 4.6 step 5.
+// The endpoint's port filter (port name, else target port).
 void port_rule(const Endpoint& e, std::string_view port_label, array& out) {
   if (!e.port.empty()) {
     out.emplace_back(
@@ -50,7 +50,7 @@ void port_rule(const Endpoint& e, std::string_view port_label, array& out) {
   }
 }
 
-// intOrString() of 4.0.
+// An int-or-string port as upstream prints it.
 std::string int_or_string(const std::optional<IntOrString>& p) {
   if (!p) return {};
   if (p->is_string) return p->string_value;
@@ -66,7 +66,7 @@ void endpoint_label_rule(const Endpoint& e, array& out) {
   }
 }
 
-// 4.5 steps 7–10.
+// The target metadata rules: namespace, service, pod, container.
 void target_meta_rules(array& out) {
   out.emplace_back(object(
       {{"source_labels", array{"__meta_kubernetes_namespace"}}, {"target_label", "namespace"}}));
@@ -104,7 +104,8 @@ std::int64_t shard_count(const GrafanaAgent& agent) {
   return s > 1 ? s : 1;
 }
 
-// limit() of 4.0; Compat::fixed picks the lower of the two as documented upstream.
+// A sample or target limit: upstream prefers the user's over the enforced one;
+// Compat::fixed picks the lower of the two as documented upstream.
 double limit(const RenderContext& ctx, std::uint64_t user,
              const std::optional<std::uint64_t>& enf) {
   if (!enf) return static_cast<double>(user);
@@ -175,7 +176,7 @@ void metric_relabels(const RenderContext& ctx, const Endpoint& e, object& o) {
   set_ne_list(o, "metric_relabel_configs", std::move(a));
 }
 
-// 4.5
+// The scrape config of one ServiceMonitor endpoint, rules in upstream's order.
 object service_monitor_config(RenderContext& ctx, const ServiceMonitor& sm, std::size_t i) {
   const auto& m = ctx.agent().spec.metrics;
   const auto& e = sm.spec.endpoints[i];
@@ -228,7 +229,7 @@ object service_monitor_config(RenderContext& ctx, const ServiceMonitor& sm, std:
   return o;
 }
 
-// 4.6
+// The scrape config of one PodMonitor endpoint, rules in upstream's order.
 object pod_monitor_config(RenderContext& ctx, const PodMonitor& pm, std::size_t i) {
   const auto& m = ctx.agent().spec.metrics;
   const auto& e = pm.spec.pod_metrics_endpoints[i];
@@ -267,7 +268,7 @@ object pod_monitor_config(RenderContext& ctx, const PodMonitor& pm, std::size_t 
   return o;
 }
 
-// 4.7
+// The scrape config of one Probe (static targets or Ingresses).
 object probe_config(RenderContext& ctx, const Probe& p) {
   const auto& m = ctx.agent().spec.metrics;
   const auto& s = p.spec;
@@ -347,8 +348,51 @@ object probe_config(RenderContext& ctx, const Probe& p) {
 
 }  // namespace
 
-object metrics_instance_config(RenderContext& ctx, const MetricsEntry& entry, bool with_monitors) {
-  const auto& mi = entry.instance;
+array service_monitor_scrape_configs(RenderContext& ctx, const ServiceMonitor& sm) {
+  array out;
+  if (auto bad = selector_problem(sm.spec.selector)) {
+    ctx.problem(Kind::service_monitor, sm.metadata, "spec.selector." + *bad,
+                "operator In/NotIn needs at least one value; ServiceMonitor skipped");
+    return out;
+  }
+  for (std::size_t i = 0; i < sm.spec.endpoints.size(); ++i) {
+    out.emplace_back(service_monitor_config(ctx, sm, i));
+  }
+  return out;
+}
+
+array pod_monitor_scrape_configs(RenderContext& ctx, const PodMonitor& pm) {
+  array out;
+  if (auto bad = selector_problem(pm.spec.selector)) {
+    ctx.problem(Kind::pod_monitor, pm.metadata, "spec.selector." + *bad,
+                "operator In/NotIn needs at least one value; PodMonitor skipped");
+    return out;
+  }
+  for (std::size_t i = 0; i < pm.spec.pod_metrics_endpoints.size(); ++i) {
+    out.emplace_back(pod_monitor_config(ctx, pm, i));
+  }
+  return out;
+}
+
+array probe_scrape_configs(RenderContext& ctx, const Probe& p) {
+  array out;
+  if (!p.spec.static_config && !p.spec.ingress) {
+    ctx.problem(Kind::probe, p.metadata, "spec.targets",
+                "neither targets.staticConfig nor targets.ingress is set; Probe skipped");
+    return out;
+  }
+  if (!p.spec.static_config) {
+    if (auto bad = selector_problem(p.spec.ingress->selector)) {
+      ctx.problem(Kind::probe, p.metadata, "spec.targets.ingress.selector." + *bad,
+                  "operator In/NotIn needs at least one value; Probe skipped");
+      return out;
+    }
+  }
+  out.emplace_back(probe_config(ctx, p));
+  return out;
+}
+
+object metrics_instance_fields(RenderContext& ctx, const MetricsInstance& mi) {
   const std::string& ins = mi.metadata.ns;
   object o;
   o["name"] = ins + "/" + mi.metadata.name;
@@ -360,48 +404,6 @@ object metrics_instance_config(RenderContext& ctx, const MetricsEntry& entry, bo
   array rws;
   for (const auto& rw : mi.spec.remote_write) rws.emplace_back(remote_write(ctx, ins, rw));
   set_ne_list(o, "remote_write", std::move(rws));
-
-  array scrape;
-  if (with_monitors) {
-    for (const auto& sm : entry.service_monitors) {
-      if (auto bad = selector_problem(sm.spec.selector)) {
-        ctx.problem(Kind::service_monitor, sm.metadata, "spec.selector." + *bad,
-                    "operator In/NotIn needs at least one value; ServiceMonitor skipped");
-        continue;
-      }
-      for (std::size_t i = 0; i < sm.spec.endpoints.size(); ++i) {
-        scrape.emplace_back(service_monitor_config(ctx, sm, i));
-      }
-    }
-    for (const auto& pm : entry.pod_monitors) {
-      if (auto bad = selector_problem(pm.spec.selector)) {
-        ctx.problem(Kind::pod_monitor, pm.metadata, "spec.selector." + *bad,
-                    "operator In/NotIn needs at least one value; PodMonitor skipped");
-        continue;
-      }
-      for (std::size_t i = 0; i < pm.spec.pod_metrics_endpoints.size(); ++i) {
-        scrape.emplace_back(pod_monitor_config(ctx, pm, i));
-      }
-    }
-    for (const auto& p : entry.probes) {
-      if (!p.spec.static_config && !p.spec.ingress) {
-        ctx.problem(Kind::probe, p.metadata, "spec.targets",
-                    "neither targets.staticConfig nor targets.ingress is set; Probe skipped");
-        continue;
-      }
-      if (!p.spec.static_config) {
-        if (auto bad = selector_problem(p.spec.ingress->selector)) {
-          ctx.problem(Kind::probe, p.metadata, "spec.targets.ingress.selector." + *bad,
-                      "operator In/NotIn needs at least one value; Probe skipped");
-          continue;
-        }
-      }
-      scrape.emplace_back(probe_config(ctx, p));
-    }
-  }
-  append_additional_scrape_configs(ctx, ins, mi.spec.additional_scrape_configs,
-                                   "MetricsInstance " + ins + "/" + mi.metadata.name, scrape);
-  set_ne_list(o, "scrape_configs", std::move(scrape));
   return o;
 }
 
@@ -421,30 +423,5 @@ object metrics_global(RenderContext& ctx, bool with_replica) {
 }
 
 }  // namespace detail
-
-Result<boost::json::value> metrics_config_tree(const Hierarchy& h, const AssetStore& assets,
-                                               const Options& options,
-                                               std::vector<Problem>* problems) {
-  using namespace detail;
-  RenderContext ctx(h, assets, options, problems);
-  object metrics;
-  metrics["wal_directory"] = kDataDir;
-  metrics["global"] = metrics_global(ctx, true);
-  array configs;
-  for (const auto& entry : h.metrics)
-    configs.emplace_back(metrics_instance_config(ctx, entry, true));
-  set_ne_list(metrics, "configs", std::move(configs));
-  object root{{"server", server_block(h.agent)}, {"metrics", std::move(metrics)}};
-  return finish(ctx, std::move(root));
-}
-
-Result<RenderedConfig> render_metrics_config(const Hierarchy& h, const AssetStore& assets,
-                                             const Options& options) {
-  RenderedConfig out;
-  auto tree = metrics_config_tree(h, assets, options, &out.problems);
-  if (!tree) return tree.error();
-  out.text = emit_config(std::move(*tree), options);
-  return out;
-}
 
 }  // namespace aop::agent

@@ -1,7 +1,7 @@
 // The live Grafana Agent controller and the kubelet Service/Endpoints controller, as
 // modules app/ runs (reconcile/runtime/module.hpp).
 //
-// Grafana Agent controller (spec 2.7, 3.1, 3.11, 3.12 and the output-neutral parts of 6):
+// Grafana Agent controller:
 //   caches     the 5 grafana kinds and 3 coreos kinds (full objects); Namespaces,
 //              Secrets and ConfigMaps metadata-only (referenced contents are read with
 //              GET on demand, live_view.hpp); owned Secrets (metadata-only), Services,
@@ -9,21 +9,11 @@
 //   events     a GrafanaAgent (matching --agent-selector) reconciles itself; a member,
 //              a Namespace's labels or a referenced Secret/ConfigMap reconciles exactly
 //              the roots whose recorded reads it falls into (old and new labels); an
-//              owned object reconciles its owner
-//   reconcile  plan_root() (the same code path as `agent-operator render`), then the
-//              plan's steps in order through the apply engine, then status and Events
-//
-// Status written on the GrafanaAgent (status subresource, only when it changed):
-//   conditions        Reconciled (True, or False with a reason and the error) and Ready
-//                     (every generated workload has its replicas ready)
-//   observedGeneration
-//   metricsInstances, serviceMonitors, podMonitors, probes, logsInstances, podLogs,
-//   integrations      counts of the discovered hierarchy (a monitor selected by two
-//                     instances counts twice)
-//   problems          [{kind, namespace, name, field, message, severity}] of members that
-//                     were skipped or look wrong (at most kMaxStatusProblems)
-// Warning Events name the member and the field: on the member, and summarized on the
-// GrafanaAgent; emitted when a root's problems or error change, not on every resync.
+//              owned object reconciles its owner, unless it is the echo of our own write
+//   reconcile  plan_root() (pipeline.hpp; the same code path as `agent-operator
+//              render`), the plan through the apply engine, then root_status()
+//              (root_status.hpp: conditions, counts, problems) and Warning Events
+//              (root_events.hpp)
 #pragma once
 
 #include <cstdint>
@@ -41,8 +31,6 @@ struct AgentModuleOptions {
   Options agent;               // operator labels, version, compat
   std::string agent_selector;  // --agent-selector: label-selector string ("" = every agent)
 };
-
-inline constexpr std::size_t kMaxStatusProblems = 50;
 
 // The Grafana Agent controller module. The extra accessors serve tests and benchmarks.
 class AgentController final : public runtime::ControllerModule {
@@ -72,6 +60,8 @@ class AgentController final : public runtime::ControllerModule {
   // GETs of referenced Secrets/ConfigMaps so far, and contents held.
   std::uint64_t asset_fetches() const;
   std::size_t asset_contents() const;
+  // Members and roots decoded so far (the decode stage's cache misses).
+  std::uint64_t decodes() const;
 
  private:
   struct Impl;
@@ -81,7 +71,7 @@ class AgentController final : public runtime::ControllerModule {
 std::unique_ptr<runtime::ControllerModule> make_agent_module(const runtime::ModuleContext& ctx,
                                                              AgentModuleOptions options);
 
-// The kubelet Service/Endpoints controller (spec 3.13, --kubelet-service=<ns>/<name>):
+// The kubelet Service/Endpoints controller (--kubelet-service=<ns>/<name>):
 // watches Nodes (cluster-wide) and keeps the Service and Endpoints `service` equal to
 // kubelet_objects() of every Node: created when absent, updated only when they differ
 // (conflicts re-read and retried), a Node without an address fails with backoff.

@@ -1,4 +1,4 @@
-// Field-by-field decoding of the custom resources (spec 1). Absent and null fields give
+// Field-by-field decoding of the custom resources . Absent and null fields give
 // the Go zero value; pointer-typed Go fields become std::optional so that nil and empty
 // stay distinguishable. Unknown fields are ignored, as the API types do.
 #include "reconcile/agent/decode.hpp"

@@ -1,43 +1,17 @@
-// Hierarchy discovery (spec 2.1–2.5). Order of work follows upstream: MetricsInstances,
+// The discover stage (pipeline.hpp). Order of work follows upstream: MetricsInstances,
 // LogsInstances, Integrations; then per MetricsInstance its ServiceMonitors, PodMonitors,
-// Probes; then per LogsInstance its PodLogs; finally the asset references. Every list
-// is sorted by (namespace, name) because upstream's cache order is undefined (2.4).
+// Probes; then per LogsInstance its PodLogs. Every list is sorted by (namespace, name)
+// because upstream's cache order is undefined.
 #include <algorithm>
-#include <set>
 
 #include "k8s/label_selector.hpp"
-#include "reconcile/agent/decode.hpp"
-#include "reconcile/agent/hierarchy.hpp"
-#include "reconcile/agent/validate_integrations.hpp"
+#include "reconcile/agent/pipeline.hpp"
 
 namespace aop::agent {
 namespace {
 
-using boost::json::object;
-
 std::string object_ref(Kind kind, const ObjectMeta& m) {
   return std::string(kind_name(kind)) + " " + m.ns + "/" + m.name;
-}
-
-const object* labels_of(const object& o) {
-  const auto* md = o.if_contains("metadata");
-  if (md == nullptr || !md->is_object()) return nullptr;
-  const auto* labels = md->get_object().if_contains("labels");
-  return (labels != nullptr && labels->is_object()) ? &labels->get_object() : nullptr;
-}
-
-std::string namespace_of(const object& o) {
-  const auto* md = o.if_contains("metadata");
-  if (md == nullptr || !md->is_object()) return {};
-  const auto* ns = md->get_object().if_contains("namespace");
-  return (ns != nullptr && ns->is_string()) ? std::string(ns->get_string()) : std::string();
-}
-
-std::string name_of(const object& o) {
-  const auto* md = o.if_contains("metadata");
-  if (md == nullptr || !md->is_object()) return {};
-  const auto* n = md->get_object().if_contains("name");
-  return (n != nullptr && n->is_string()) ? std::string(n->get_string()) : std::string();
 }
 
 template <class T>
@@ -50,60 +24,65 @@ void sort_by_key(std::vector<T>& v) {
 
 class Discoverer {
  public:
-  Discoverer(const ClusterView& view, Discovery& out) : view_(view), out_(out) {}
+  Discoverer(const ClusterView& view, DecodeCache& cache, Outcome<Discovered>& out)
+      : view_(view), cache_(cache), out_(out) {}
 
-  // Lists the children of one edge of spec 2.1. `owner`/`field` locate the selector in
-  // error messages (`GrafanaAgent ns/a: spec.metrics.instanceSelector: ...`).
-  template <class T, class DecodeFn>
+  // Lists the children of one edge of the hierarchy. `owner`/`field` locate the selector
+  // in error messages (`GrafanaAgent ns/a: spec.metrics.instanceSelector: ...`).
+  template <class T>
   Result<std::vector<T>> select(Kind kind, const std::string& parent_ns,
                                 const std::optional<LabelSelectorSpec>& selector,
                                 const std::optional<LabelSelectorSpec>& ns_selector,
                                 const std::string& owner, const std::string& field,
-                                const std::string& ns_field, DecodeFn&& decode) {
+                                const std::string& ns_field) {
     std::vector<T> out;
-    if (!selector) return out;  // nil label selector: nothing (2.2)
+    if (!selector) return out;  // a nil label selector selects nothing, as upstream
     auto sel = k8s::parse_label_selector(selector->raw);
     if (!sel) return make_error(owner + ": " + field + ": " + sel.error().message);
-    ListDependency dep;
-    dep.kind = kind;
+    runtime::KindSelection dep;
+    dep.kind = runtime::GroupKind::of(gvk(kind));
     dep.selector = *sel;
     if (ns_selector) {
       auto nsel = k8s::parse_label_selector(ns_selector->raw);
       if (!nsel) return make_error(owner + ": " + ns_field + ": " + nsel.error().message);
-      dep.scope = nsel->matches_everything() ? NamespaceScope::all : NamespaceScope::selected;
+      dep.scope = nsel->matches_everything() ? runtime::NamespaceScope::all
+                                             : runtime::NamespaceScope::selected;
       dep.namespace_selector = *nsel;
     } else {
-      dep.scope = NamespaceScope::one;
+      dep.scope = runtime::NamespaceScope::one;
       dep.ns = parent_ns;
     }
     add_dependency(dep);
 
+    const bool one_namespace = dep.scope == runtime::NamespaceScope::one;
     std::optional<Error> failure;
-    auto listed = view_.list(
-        kind, dep.scope == NamespaceScope::one ? std::string_view(parent_ns) : std::string_view(),
-        dep.selector, [&](const object& o) {
-          if (failure) return;
-          if (!dep.selector.matches(k8s::JsonLabels(labels_of(o)))) return;
-          const std::string ns = namespace_of(o);
-          if (dep.scope == NamespaceScope::one) {
-            if (ns != parent_ns) return;
-          } else {
-            auto labels = namespace_labels(ns);
-            if (!labels) {
-              failure = make_error(owner + ": looking up Namespace " + ns + " for " +
-                                   std::string(kind_name(kind)) + " " + ns + "/" + name_of(o) +
-                                   ": " + labels.error().message);
-              return;
-            }
-            if (!dep.namespace_selector.matches(k8s::MapLabels(*labels))) return;
-          }
-          auto decoded = decode(boost::json::value(o));
-          if (!decoded) {
-            problem(kind, {ns, name_of(o)}, "", decoded.error().message, Severity::error);
-            return;
-          }
-          out.push_back(std::move(*decoded));
-        });
+    auto listed = view_.list(kind, one_namespace ? std::string_view(parent_ns) : std::string_view(),
+                             dep.selector, [&](const k8s::Object& o) {
+                               if (failure) return;
+                               if (!dep.selector.matches(o.labels())) return;
+                               const std::string ns(o.ns());
+                               if (one_namespace) {
+                                 if (ns != parent_ns) return;
+                               } else {
+                                 auto labels = namespace_labels(ns);
+                                 if (!labels) {
+                                   failure = make_error(owner + ": looking up Namespace " + ns +
+                                                        " for " + std::string(kind_name(kind)) +
+                                                        " " + ns + "/" + std::string(o.name()) +
+                                                        ": " + labels.error().message);
+                                   return;
+                                 }
+                                 if (!dep.namespace_selector.matches(k8s::MapLabels(*labels)))
+                                   return;
+                               }
+                               auto decoded = cache_.decode<T>(o);
+                               if (!decoded) {
+                                 problem(kind, {ns, std::string(o.name())}, "",
+                                         decoded.error().message, Severity::error);
+                                 return;
+                               }
+                               out.push_back(std::move(*decoded));
+                             });
     if (!listed) {
       return make_error(owner + ": listing " + std::string(kind_name(kind)) +
                         " objects: " + listed.error().message);
@@ -115,13 +94,13 @@ class Discoverer {
 
   void problem(Kind kind, k8s::ObjectKey key, std::string field, std::string message,
                Severity severity) {
-    out_.hierarchy.problems.push_back(
-        Problem{kind, std::move(key), std::move(field), std::move(message), severity});
+    out_.problems.push_back(
+        make_problem(kind, std::move(key), std::move(field), std::move(message), severity));
   }
 
  private:
-  void add_dependency(const ListDependency& dep) {
-    auto& lists = out_.dependencies.lists;
+  void add_dependency(const runtime::KindSelection& dep) {
+    auto& lists = out_.value.selections;
     if (std::find(lists.begin(), lists.end(), dep) == lists.end()) lists.push_back(dep);
   }
 
@@ -134,11 +113,13 @@ class Discoverer {
   }
 
   const ClusterView& view_;
-  Discovery& out_;
+  DecodeCache& cache_;
+  Outcome<Discovered>& out_;
   std::map<std::string, Labels> ns_cache_;
 };
 
-// 2.5: a ServiceMonitor that could read files of the agent's filesystem.
+// A ServiceMonitor that could read files of the agent's file system: the field that
+// would.
 std::optional<std::string> fs_access_reason(const ServiceMonitor& sm) {
   for (std::size_t i = 0; i < sm.spec.endpoints.size(); ++i) {
     const auto& e = sm.spec.endpoints[i];
@@ -153,45 +134,35 @@ std::optional<std::string> fs_access_reason(const ServiceMonitor& sm) {
   return std::nullopt;
 }
 
-void add_object_dependencies(Discovery& d) {
-  std::set<ObjectDependency> deps;
-  for (const auto& ref : d.hierarchy.asset_refs) {
-    deps.insert(ObjectDependency{ref.kind == AssetKind::secret ? Kind::secret : Kind::config_map,
-                                 {ref.ns, ref.name}});
-  }
-  d.dependencies.objects.assign(deps.begin(), deps.end());
-}
-
 }  // namespace
 
-Discovery discover(const GrafanaAgent& agent, const ClusterView& view, const Options&) {
-  Discovery d;
-  Hierarchy& h = d.hierarchy;
+Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
+                             DecodeCache& cache) {
+  Outcome<Discovered> d;
+  Hierarchy& h = d.value.hierarchy;
   h.agent = agent;
-  Discoverer disc(view, d);
+  Discoverer disc(view, cache, d);
   const std::string& ans = agent.metadata.ns;
   const std::string owner = object_ref(Kind::grafana_agent, agent.metadata);
   const auto& spec = agent.spec;
 
-  auto fail = [&](Error e) {
-    d.error = std::move(e);
+  auto fail = [&](const Error& e) {
+    d.failure = StageFailure{Stage::discover, runtime::Errc::discovery_failed, e.message};
     return std::move(d);
   };
 
   auto metrics = disc.select<MetricsInstance>(
       Kind::metrics_instance, ans, spec.metrics.instance_selector,
       spec.metrics.instance_namespace_selector, owner, "spec.metrics.instanceSelector",
-      "spec.metrics.instanceNamespaceSelector", decode_metrics_instance);
+      "spec.metrics.instanceNamespaceSelector");
   if (!metrics) return fail(metrics.error());
   auto logs = disc.select<LogsInstance>(
       Kind::logs_instance, ans, spec.logs.instance_selector, spec.logs.instance_namespace_selector,
-      owner, "spec.logs.instanceSelector", "spec.logs.instanceNamespaceSelector",
-      decode_logs_instance);
+      owner, "spec.logs.instanceSelector", "spec.logs.instanceNamespaceSelector");
   if (!logs) return fail(logs.error());
   auto integrations = disc.select<Integration>(
       Kind::integration, ans, spec.integrations.selector, spec.integrations.namespace_selector,
-      owner, "spec.integrations.selector", "spec.integrations.namespaceSelector",
-      decode_integration);
+      owner, "spec.integrations.selector", "spec.integrations.namespaceSelector");
   if (!integrations) return fail(integrations.error());
 
   for (auto& mi : *metrics) {
@@ -201,7 +172,7 @@ Discovery discover(const GrafanaAgent& agent, const ClusterView& view, const Opt
     auto sms = disc.select<ServiceMonitor>(
         Kind::service_monitor, ins, mi.spec.service_monitor_selector,
         mi.spec.service_monitor_namespace_selector, inst, "spec.serviceMonitorSelector",
-        "spec.serviceMonitorNamespaceSelector", decode_service_monitor);
+        "spec.serviceMonitorNamespaceSelector");
     if (!sms) return fail(sms.error());
     for (auto& sm : *sms) {
       if (spec.metrics.deny_arbitrary_fs_access) {
@@ -216,15 +187,15 @@ Discovery discover(const GrafanaAgent& agent, const ClusterView& view, const Opt
       }
       entry.service_monitors.push_back(std::move(sm));
     }
-    auto pms = disc.select<PodMonitor>(Kind::pod_monitor, ins, mi.spec.pod_monitor_selector,
-                                       mi.spec.pod_monitor_namespace_selector, inst,
-                                       "spec.podMonitorSelector",
-                                       "spec.podMonitorNamespaceSelector", decode_pod_monitor);
+    auto pms =
+        disc.select<PodMonitor>(Kind::pod_monitor, ins, mi.spec.pod_monitor_selector,
+                                mi.spec.pod_monitor_namespace_selector, inst,
+                                "spec.podMonitorSelector", "spec.podMonitorNamespaceSelector");
     if (!pms) return fail(pms.error());
     entry.pod_monitors = std::move(*pms);
     auto probes = disc.select<Probe>(Kind::probe, ins, mi.spec.probe_selector,
                                      mi.spec.probe_namespace_selector, inst, "spec.probeSelector",
-                                     "spec.probeNamespaceSelector", decode_probe);
+                                     "spec.probeNamespaceSelector");
     if (!probes) return fail(probes.error());
     entry.probes = std::move(*probes);
     entry.instance = std::move(mi);
@@ -233,20 +204,15 @@ Discovery discover(const GrafanaAgent& agent, const ClusterView& view, const Opt
   for (auto& li : *logs) {
     LogsEntry entry;
     const std::string inst = object_ref(Kind::logs_instance, li.metadata);
-    auto pls =
-        disc.select<PodLogs>(Kind::pod_logs, li.metadata.ns, li.spec.pod_logs_selector,
-                             li.spec.pod_logs_namespace_selector, inst, "spec.podLogsSelector",
-                             "spec.podLogsNamespaceSelector", decode_pod_logs);
+    auto pls = disc.select<PodLogs>(Kind::pod_logs, li.metadata.ns, li.spec.pod_logs_selector,
+                                    li.spec.pod_logs_namespace_selector, inst,
+                                    "spec.podLogsSelector", "spec.podLogsNamespaceSelector");
     if (!pls) return fail(pls.error());
     entry.pod_logs = std::move(*pls);
     entry.instance = std::move(li);
     h.logs.push_back(std::move(entry));
   }
   h.integrations = std::move(*integrations);
-  validate_integrations(h);  // 6.1 and issue 7: rejected ones are left out
-
-  h.asset_refs = collect_asset_refs(h);
-  add_object_dependencies(d);
   return d;
 }
 

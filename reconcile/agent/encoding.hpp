@@ -1,4 +1,4 @@
-// gzip for config Secrets above the size threshold (spec 3.4). Base64 for Secret `data`
+// gzip for config Secrets above the size threshold . Base64 for Secret `data`
 // is k8s/base64.hpp.
 #pragma once
 

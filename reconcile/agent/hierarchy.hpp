@@ -1,27 +1,17 @@
-// Hierarchy discovery (spec 2): from one GrafanaAgent to its MetricsInstances,
-// LogsInstances, Integrations, their monitors and PodLogs, and the Secrets/ConfigMaps they
-// reference; then resolution of those references into the asset store.
-//
-//   Discovery d = discover(agent, view, options);      // lists + Namespace lookups
-//   if (!d.ok()) ...                                   // discovery error (3.12)
-//   Result<AssetStore> a = resolve_assets(d.hierarchy, source);   // Secret/ConfigMap data
-//
-// Both steps are pure functions of their views. Discovery also describes what it read
-// (Dependencies) so that the runtime can reconcile the root again when any of it changes,
-// including after a failed discovery (spec 6.8).
+// The hierarchy of one GrafanaAgent, as discovery finds it: the agent, its
+// MetricsInstances, LogsInstances and Integrations, their monitors and PodLogs, and the
+// Secret/ConfigMap keys they reference (assets). The stages that produce and consume
+// these values are declared in pipeline.hpp; these are the values.
 #pragma once
 
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "k8s/label_selector.hpp"
 #include "k8s/resource.hpp"
-#include "net/result.hpp"
-#include "reconcile/agent/cluster_view.hpp"
-#include "reconcile/agent/options.hpp"
+#include "reconcile/agent/kinds.hpp"
 #include "reconcile/agent/types.hpp"
+#include "reconcile/runtime/dependencies.hpp"
 
 namespace aop::agent {
 
@@ -39,7 +29,7 @@ struct LogsEntry {
 
 enum class AssetKind { secret, config_map };
 
-// One Secret/ConfigMap key referenced from the hierarchy (spec 2.6).
+// One Secret/ConfigMap key referenced from the hierarchy.
 struct AssetRef {
   AssetKind kind = AssetKind::secret;
   std::string ns;
@@ -57,65 +47,25 @@ struct AssetRef {
 std::string secret_asset_key(std::string_view ns, const SecretKeySelector& sel);
 std::string config_map_asset_key(std::string_view ns, const ConfigMapKeySelector& sel);
 
-// The resolved hierarchy, each list sorted by (namespace, name) (spec 2.4). Renderers
+// The discovered hierarchy, each list sorted by (namespace, name): upstream's cache
+// order is undefined, so the generated output would otherwise depend on it. Renderers
 // keep the order they are given.
 struct Hierarchy {
   GrafanaAgent agent;
   std::vector<MetricsEntry> metrics;
   std::vector<LogsEntry> logs;
   std::vector<Integration> integrations;
-  // Collected references, deduplicated by asset key, in discovery order.
-  std::vector<AssetRef> asset_refs;
-  // Members skipped or worth a warning (decode errors, filtered ServiceMonitors,
-  // duplicate unique Integrations, ...). The rest of the hierarchy is still complete.
-  std::vector<Problem> problems;
 };
 
-// ---- what a root depends on -----------------------------------------------------------
-
-enum class NamespaceScope {
-  one,       // objects in `ns` only
-  selected,  // objects in namespaces whose labels match `namespace_selector`
-  all,       // objects in every namespace (a `{}` namespace selector)
-};
-
-// One list performed by discovery: objects of `kind`, in the given namespaces, whose
-// labels match `selector`. Any create/update/delete of such an object (old or new state
-// matching), and for `selected` any label change of a Namespace, affects the root.
-struct ListDependency {
-  Kind kind = Kind::metrics_instance;
-  NamespaceScope scope = NamespaceScope::one;
-  std::string ns;                         // scope == one
-  k8s::LabelSelector namespace_selector;  // scope == selected
-  k8s::LabelSelector selector;
-  bool operator==(const ListDependency&) const = default;
-};
-
-// One referenced Secret or ConfigMap.
-struct ObjectDependency {
-  Kind kind = Kind::secret;
-  k8s::ObjectKey key;
-  auto operator<=>(const ObjectDependency&) const = default;
-};
-
-struct Dependencies {
-  std::vector<ListDependency> lists;      // deduplicated, in discovery order
-  std::vector<ObjectDependency> objects;  // deduplicated, sorted
-};
-
-struct Discovery {
-  Hierarchy hierarchy;        // complete only when ok()
-  Dependencies dependencies;  // what was read so far, also after an error
-  std::optional<Error> error;
-  bool ok() const { return !error.has_value(); }
-};
-
-Discovery discover(const GrafanaAgent& agent, const ClusterView& view, const Options& options);
-
-// Collects the Secret/ConfigMap references of a hierarchy (spec 2.6 collection and
-// emptiness rules, namespace attribution). discover() calls this; exposed for tests and
-// for callers that build a Hierarchy by hand.
+// Collects the Secret/ConfigMap references of a hierarchy, deduplicated by asset key, in
+// hierarchy order. Follows upstream's collection rules: a selector held by value counts
+// only when both its name and key are set, one held by pointer (or in a list) whenever
+// present; a reference belongs to the namespace of the object that holds it.
 std::vector<AssetRef> collect_asset_refs(const Hierarchy& h);
+
+// The Secrets and ConfigMaps those references name, deduplicated and sorted: what the
+// root must be reconciled again for when it changes.
+std::vector<runtime::ObjectDependency> asset_dependencies(const Hierarchy& h);
 
 // ---- assets ---------------------------------------------------------------------------
 
@@ -123,13 +73,9 @@ struct AssetStore {
   std::map<std::string, std::string> values;  // unsanitized asset key → raw value
 };
 
-// Looks every reference up: an absent object stores nothing; a present object without
-// the key is an error (`no key <key> in Secret <name>`), a discovery-stage failure.
-Result<AssetStore> resolve_assets(const Hierarchy& h, const AssetSource& source);
-
-// The assets Secret's data: SanitizeLabelName(asset key) → value. Distinct asset keys
-// that sanitize to the same data key collide (the one sorting last wins); each collision
-// is reported as a warning problem attributed to the agent when `problems` is given.
+// The assets Secret's data: sanitize_label_name(asset key) → value. Distinct asset keys that
+// sanitize to the same data key collide (the one sorting last wins); each collision is reported as
+// a warning problem attributed to the agent when `problems` is given.
 std::map<std::string, std::string> asset_secret_data(const AssetStore& store,
                                                      const GrafanaAgent& agent,
                                                      std::vector<Problem>* problems);

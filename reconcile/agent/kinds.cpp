@@ -1,7 +1,5 @@
 #include "reconcile/agent/kinds.hpp"
 
-#include "reconcile/agent/options.hpp"
-
 namespace aop::agent {
 
 k8s::GroupVersionKind gvk(Kind kind) {
@@ -78,10 +76,15 @@ std::string_view kind_name(Kind kind) {
   return {};
 }
 
-std::string Problem::str() const {
-  std::string out = std::string(kind_name(kind)) + " " + object.str() + ": ";
-  if (!field.empty()) out += field + ": ";
-  return out + message;
+std::optional<Kind> kind_of(const k8s::GroupVersionKind& g) {
+  for (const Kind k : {Kind::grafana_agent, Kind::metrics_instance, Kind::logs_instance,
+                       Kind::pod_logs, Kind::integration, Kind::service_monitor, Kind::pod_monitor,
+                       Kind::probe, Kind::secret, Kind::config_map, Kind::namespace_, Kind::service,
+                       Kind::stateful_set, Kind::daemon_set, Kind::deployment}) {
+    const auto known = gvk(k);
+    if (known.group == g.group && known.kind == g.kind) return k;
+  }
+  return std::nullopt;
 }
 
 }  // namespace aop::agent

@@ -1,4 +1,4 @@
-// Kubelet Service/Endpoints (spec 3.13). Port numbers and names are the kubelet's
+// Kubelet Service/Endpoints (README: --kubelet-service). Port numbers and names are the kubelet's
 // well-known ones: 10250 (authenticated HTTPS metrics), 10255 (read-only HTTP, often
 // disabled) and 4194 (standalone cAdvisor on old kubelets); upstream lists all three.
 #include "reconcile/agent/kubelet.hpp"

@@ -1,4 +1,4 @@
-// The kubelet Service and Endpoints (spec 3.13, flag `--kubelet-service=<ns>/<name>`):
+// The kubelet Service and Endpoints (flag `--kubelet-service=<ns>/<name>`):
 // a headless Service plus an Endpoints object listing every Node, so that ServiceMonitors
 // can scrape kubelet and cAdvisor metrics through ordinary endpoints discovery.
 //
@@ -51,7 +51,7 @@ struct KubeletObjects {
 //
 // With no Nodes at all the Endpoints has no subsets: an EndpointSubset without
 // addresses is rejected by the API server, so upstream's empty subset could never be
-// written (the only deviation from spec 3.13, and not observable on a valid cluster).
+// written (the only deviation from upstream, and not observable on a valid cluster).
 Result<KubeletObjects> kubelet_objects(const k8s::ObjectKey& target,
                                        const std::vector<KubeletNode>& nodes);
 

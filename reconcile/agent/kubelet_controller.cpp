@@ -1,4 +1,4 @@
-// The kubelet Service/Endpoints controller (spec 3.13): one root (the target Service),
+// The kubelet Service/Endpoints controller: one root (the target Service),
 // reconciled whenever a Node appears, disappears or changes its addresses.
 //
 // It reads the two objects with GET rather than caching them: they are one Service and

@@ -23,17 +23,15 @@ k8s::KindCache* LiveCaches::of(Kind kind) const {
   }
 }
 
-Result<void> LiveClusterView::list(
-    Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
-    const std::function<void(const boost::json::object&)>& visit) const {
+Result<void> LiveClusterView::list(Kind kind, std::string_view ns,
+                                   const k8s::LabelSelector& selector,
+                                   const std::function<void(const k8s::Object&)>& visit) const {
   const k8s::KindCache* cache = caches_.of(kind);
   if (cache == nullptr) {
     return make_error(std::string(kind_name(kind)) + " objects are not watched by this operator");
   }
   for (const auto& obj : cache->list(ns)) {
-    if (!obj || !selector.matches(obj->labels())) continue;
-    const json::value v = obj->to_json();
-    if (v.is_object()) visit(v.get_object());
+    if (obj && selector.matches(obj->labels())) visit(*obj);
   }
   return {};
 }
@@ -106,19 +104,19 @@ std::optional<AssetContents::Content> AssetContents::lookup(const AssetObject& i
 
 boost::asio::awaitable<Result<void>> AssetContents::fetch(
     k8s::ApiClient& client, const LiveCaches& caches,
-    const std::vector<ObjectDependency>& objects) {
+    const std::vector<runtime::ObjectDependency>& objects) {
   for (const auto& dep : objects) {
-    if (dep.kind != Kind::secret && dep.kind != Kind::config_map) continue;
-    const AssetObject id{dep.kind == Kind::secret ? AssetKind::secret : AssetKind::config_map,
-                         dep.key.ns, dep.key.name};
-    const k8s::KindCache* meta = metadata_cache(caches, id.kind);
-    if (meta == nullptr) co_return make_error(id.str() + ": this kind is not watched");
+    const auto id = asset_object(dep);
+    if (!id) continue;
+    const k8s::KindCache* meta = metadata_cache(caches, id->kind);
+    if (meta == nullptr) co_return make_error(id->str() + ": this kind is not watched");
     const auto cached = meta->get(dep.key);
-    if (!cached) continue;  // absent: nothing to read (2.6)
+    if (!cached) continue;  // absent: nothing to read (a reference to it renders nothing)
     const std::string seen_rv(cached->resource_version());
-    if (lookup(id, seen_rv)) continue;
+    if (lookup(*id, seen_rv)) continue;
 
-    auto got = co_await client.get(gvk(dep.kind), dep.key);
+    auto got = co_await client.get(
+        gvk(id->kind == AssetKind::secret ? Kind::secret : Kind::config_map), dep.key);
     {
       const std::lock_guard lock(mutex_);
       ++fetches_;
@@ -127,25 +125,25 @@ boost::asio::awaitable<Result<void>> AssetContents::fetch(
     content.seen_rv = seen_rv;
     if (!got) {
       if (!got.error().not_found()) {
-        co_return make_error("reading " + id.str() + ": " + got.error().describe());
+        co_return make_error("reading " + id->str() + ": " + got.error().describe());
       }
       content.exists = false;  // deleted since the cache saw it; its event follows
     } else {
       content.exists = true;
       content.fetched_rv = resource_version_of(got.value());
       const auto* obj = got.value().if_object();
-      if (obj == nullptr) co_return make_error("reading " + id.str() + ": not an object");
-      auto data = string_map(*obj, "data", id.kind == AssetKind::secret, id.str());
+      if (obj == nullptr) co_return make_error("reading " + id->str() + ": not an object");
+      auto data = string_map(*obj, "data", id->kind == AssetKind::secret, id->str());
       if (!data) co_return data.error();
       content.data = std::move(*data);
-      if (id.kind == AssetKind::config_map) {
-        auto binary = string_map(*obj, "binaryData", true, id.str());
+      if (id->kind == AssetKind::config_map) {
+        auto binary = string_map(*obj, "binaryData", true, id->str());
         if (!binary) co_return binary.error();
         content.binary_data = std::move(*binary);
       }
     }
     const std::lock_guard lock(mutex_);
-    contents_[id] = std::move(content);
+    contents_[*id] = std::move(content);
   }
   co_return Result<void>{};
 }
@@ -219,31 +217,14 @@ Result<std::optional<ConfigMapData>> PlanningAssets::config_map(std::string_view
   return std::optional<ConfigMapData>(ConfigMapData{content->data, content->binary_data});
 }
 
-runtime::RootDependencies index_dependencies(const Dependencies& deps) {
-  runtime::RootDependencies out;
-  for (const auto& l : deps.lists) {
-    runtime::KindSelection s;
-    s.kind = runtime::GroupKind::of(gvk(l.kind));
-    switch (l.scope) {
-      case NamespaceScope::one:
-        s.scope = runtime::NamespaceScope::one;
-        s.ns = l.ns;
-        break;
-      case NamespaceScope::selected:
-        s.scope = runtime::NamespaceScope::selected;
-        s.namespace_selector = l.namespace_selector;
-        break;
-      case NamespaceScope::all:
-        s.scope = runtime::NamespaceScope::all;
-        break;
-    }
-    s.selector = l.selector;
-    out.selections.push_back(std::move(s));
+std::optional<AssetObject> asset_object(const runtime::ObjectDependency& dep) {
+  if (dep.kind == runtime::GroupKind::of(gvk(Kind::secret))) {
+    return AssetObject{AssetKind::secret, dep.key.ns, dep.key.name};
   }
-  for (const auto& o : deps.objects) {
-    out.objects.push_back(runtime::ObjectDependency{runtime::GroupKind::of(gvk(o.kind)), o.key});
+  if (dep.kind == runtime::GroupKind::of(gvk(Kind::config_map))) {
+    return AssetObject{AssetKind::config_map, dep.key.ns, dep.key.name};
   }
-  return out;
+  return std::nullopt;
 }
 
 }  // namespace aop::agent

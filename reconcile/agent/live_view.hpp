@@ -1,6 +1,6 @@
 // The live controller's reads: the pure core's ClusterView over the shared informer
 // caches, and the narrow cache of referenced Secret/ConfigMap contents behind its
-// AssetSource (spec 6.4).
+// AssetSource.
 //
 // Secrets and ConfigMaps are cached metadata-only (name, labels, resourceVersion): that
 // is enough to notice a change and to know an object exists, and costs nothing for the
@@ -13,7 +13,7 @@
 // two-phase:
 //
 //   PlanningAssets assets(caches, contents);
-//   RootPlan plan = plan_root(agent, view, assets, options);
+//   RootPlan plan = plan_root(root, {view, assets, options, decode_cache, hash});
 //   if (assets.missed())                                   // some content not at hand
 //     co_await contents.fetch(client, caches, plan.dependencies.objects);  // GETs
 //     ... plan again
@@ -48,14 +48,14 @@ struct LiveCaches {
   k8s::KindCache* of(Kind kind) const;  // members, namespaces, secrets or config maps
 };
 
-// ClusterView over the caches. Objects whose labels fail the selector hint are skipped
-// before being materialized as JSON.
+// ClusterView over the caches. Objects whose labels fail the selector hint are skipped;
+// the others are handed over as cached (the decode stage decides whether to build JSON).
 class LiveClusterView final : public ClusterView {
  public:
   explicit LiveClusterView(const LiveCaches& caches) : caches_(caches) {}
 
   Result<void> list(Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
-                    const std::function<void(const boost::json::object&)>& visit) const override;
+                    const std::function<void(const k8s::Object&)>& visit) const override;
   // A Namespace missing from the cache is an error (as a failed GET is upstream); its
   // arrival is an event that reconciles the root again.
   Result<Labels> namespace_labels(std::string_view ns) const override;
@@ -77,11 +77,11 @@ struct AssetObject {
 // Thread-safe (reconciles of different roots run in parallel).
 class AssetContents {
  public:
-  // GETs every object of `objects` whose content is not at hand for the resourceVersion
-  // the metadata cache shows (objects absent from the cache are not read: they do not
-  // exist, spec 2.6). The error names the object and the API failure, never data.
+  // GETs every Secret/ConfigMap of `objects` whose content is not at hand for the
+  // resourceVersion the metadata cache shows (objects absent from the cache are not
+  // read: they do not exist). The error names the object and the API failure, never data.
   boost::asio::awaitable<Result<void>> fetch(k8s::ApiClient& client, const LiveCaches& caches,
-                                             const std::vector<ObjectDependency>& objects);
+                                             const std::vector<runtime::ObjectDependency>& objects);
 
   // Records what `root` references now; contents no root references any more are dropped.
   void retain(const std::string& root, std::set<AssetObject> objects);
@@ -134,7 +134,7 @@ class PlanningAssets final : public AssetSource {
   mutable bool missed_ = false;  // one pass runs on one strand
 };
 
-// A plan's dependencies in the dependency index's terms (group/kind, namespace rules).
-runtime::RootDependencies index_dependencies(const Dependencies& deps);
+// The Secret or ConfigMap a dependency names; nullopt for other kinds.
+std::optional<AssetObject> asset_object(const runtime::ObjectDependency& dep);
 
 }  // namespace aop::agent

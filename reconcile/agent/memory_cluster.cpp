@@ -95,7 +95,12 @@ Result<void> MemoryCluster::add(boost::json::value v) {
   if (key.ns.empty() && *kind != Kind::namespace_) key.ns = "default";
   // Normalise so that every listed object carries its namespace.
   if (*kind != Kind::namespace_) o["metadata"].as_object()["namespace"] = key.ns;
-  objects_[*kind][std::move(key)] = std::move(o);
+  // Kept whole: render's input is what the user wrote, nothing is dropped.
+  k8s::Transform keep_all;
+  keep_all.drop_managed_fields = false;
+  keep_all.drop_last_applied = false;
+  k8s::ObjectPtr compact = k8s::Object::from_json(v, keep_all);
+  objects_[*kind][std::move(key)] = Stored{std::move(o), std::move(compact)};
   return {};
 }
 
@@ -103,7 +108,15 @@ std::vector<const object*> MemoryCluster::objects(Kind kind) const {
   std::vector<const object*> out;
   const auto it = objects_.find(kind);
   if (it == objects_.end()) return out;
-  for (const auto& [key, o] : it->second) out.push_back(&o);
+  for (const auto& [key, o] : it->second) out.push_back(&o.json);
+  return out;
+}
+
+std::vector<k8s::ObjectPtr> MemoryCluster::compact(Kind kind) const {
+  std::vector<k8s::ObjectPtr> out;
+  const auto it = objects_.find(kind);
+  if (it == objects_.end()) return out;
+  for (const auto& [key, o] : it->second) out.push_back(o.compact);
   return out;
 }
 
@@ -111,15 +124,15 @@ const object* MemoryCluster::find(Kind kind, std::string_view ns, std::string_vi
   const auto it = objects_.find(kind);
   if (it == objects_.end()) return nullptr;
   const auto found = it->second.find(Key{std::string(ns), std::string(name)});
-  return found == it->second.end() ? nullptr : &found->second;
+  return found == it->second.end() ? nullptr : &found->second.json;
 }
 
 Result<void> MemoryCluster::list(Kind kind, std::string_view ns, const k8s::LabelSelector&,
-                                 const std::function<void(const object&)>& visit) const {
+                                 const std::function<void(const k8s::Object&)>& visit) const {
   const auto it = objects_.find(kind);
   if (it == objects_.end()) return {};
   for (const auto& [key, o] : it->second) {
-    if (ns.empty() || key.ns == ns) visit(o);
+    if (ns.empty() || key.ns == ns) visit(*o.compact);
   }
   return {};
 }

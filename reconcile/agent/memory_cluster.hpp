@@ -23,11 +23,13 @@ class MemoryCluster final : public ClusterView, public AssetSource {
   // object, missing kind or name).
   Result<void> add(boost::json::value object);
 
-  // Every stored object of `kind`, sorted by (namespace, name).
+  // Every stored object of `kind`, sorted by (namespace, name): as given, and in the
+  // caches' compact form (what the pipeline reads).
   std::vector<const boost::json::object*> objects(Kind kind) const;
+  std::vector<k8s::ObjectPtr> compact(Kind kind) const;
 
   Result<void> list(Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
-                    const std::function<void(const boost::json::object&)>& visit) const override;
+                    const std::function<void(const k8s::Object&)>& visit) const override;
   Result<Labels> namespace_labels(std::string_view ns) const override;
 
   Result<std::optional<SecretData>> secret(std::string_view ns,
@@ -43,7 +45,11 @@ class MemoryCluster final : public ClusterView, public AssetSource {
   };
   const boost::json::object* find(Kind kind, std::string_view ns, std::string_view name) const;
 
-  std::map<Kind, std::map<Key, boost::json::object>> objects_;
+  struct Stored {
+    boost::json::object json;
+    k8s::ObjectPtr compact;
+  };
+  std::map<Kind, std::map<Key, Stored>> objects_;
 };
 
 // The Kind of a JSON object by apiVersion group and kind; nullopt for kinds the

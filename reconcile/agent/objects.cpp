@@ -1,13 +1,14 @@
-// Generated objects (spec 3.2–3.10). Each builder returns the object exactly as it is
-// sent to the API server; field omission follows the Go types' `omitempty` so that a
+// The build-objects stage (pipeline.hpp). Each builder returns the object exactly as it
+// is sent to the API server; field omission follows the Go types' `omitempty` so that a
 // generated object and what upstream sends compare equal.
 #include "reconcile/agent/objects.hpp"
-#include "k8s/base64.hpp"
 
 #include <set>
 
+#include "k8s/base64.hpp"
 #include "reconcile/agent/config.hpp"
 #include "reconcile/agent/encoding.hpp"
+#include "reconcile/agent/pipeline.hpp"
 #include "reconcile/agent/sanitize.hpp"
 
 namespace aop::agent {
@@ -78,7 +79,7 @@ std::string str_field(const value& v, std::string_view key) {
   return (f != nullptr && f->is_string()) ? std::string(f->get_string()) : std::string();
 }
 
-// Per-workload additions to the shared pod template (3.6–3.8).
+// Per-workload additions to the shared pod template (StatefulSet, DaemonSet, Deployment).
 struct PodOptions {
   Labels selector_labels;
   array env;
@@ -123,7 +124,8 @@ PodOptions logs_pod_options() {
   return o;
 }
 
-// 3.8 step 1.
+// The Integrations' volumes, mounts and files (their Secret/ConfigMap keys, mounted from
+// the assets Secret), names prefixed with the Integration's namespace and name.
 PodOptions integration_pod_options(const GrafanaAgent& a,
                                    const std::vector<const Integration*>& list,
                                    std::vector<Problem>& problems) {
@@ -134,13 +136,13 @@ PodOptions integration_pod_options(const GrafanaAgent& a,
     const std::string name =
         in.metadata.ns + "-" + in.metadata.name + "-" + str_field(value(item), "name");
     if (name.size() > 63) {
-      problems.push_back(Problem{Kind::integration,
-                                 {in.metadata.ns, in.metadata.name},
-                                 std::string("spec.") + what + "[" + std::to_string(i) + "].name",
-                                 "prefixed name " + name +
-                                     " is longer than 63 characters; the API server will reject "
-                                     "the workload (shorten the Integration or volume name)",
-                                 Severity::warning});
+      problems.push_back(make_problem(
+          Kind::integration, {in.metadata.ns, in.metadata.name},
+          std::string("spec.") + what + "[" + std::to_string(i) + "].name",
+          "prefixed name " + name +
+              " is longer than 63 characters; the API server will reject the workload (shorten "
+              "the Integration or volume name)",
+          Severity::warning));
     }
     copy["name"] = name;
     return copy;
@@ -183,7 +185,7 @@ PodOptions integration_pod_options(const GrafanaAgent& a,
   return o;
 }
 
-// 3.10: earlier inputs win; privileged is not merged.
+// Merges pod options: earlier inputs win; privileged is not merged (as upstream).
 PodOptions merge_pod_options(const std::vector<PodOptions>& inputs) {
   PodOptions out;
   std::set<std::string> mount_names;
@@ -223,7 +225,7 @@ struct PodTemplate {
   Labels workload_labels;
 };
 
-// 3.9
+// The pod template every workload shares, with the user's containers merged in.
 PodTemplate pod_template(const GrafanaAgent& a, const std::string& config_base,
                          const PodOptions& opts, const Options& options) {
   const auto& spec = a.spec;
@@ -350,7 +352,7 @@ object workload_metadata(const GrafanaAgent& a, const std::string& name, const P
   return md;
 }
 
-// 3.6
+// One shard's StatefulSet.
 object stateful_set(const GrafanaAgent& a, int shard, std::int64_t shards, const Options& options) {
   const std::string& name = a.metadata.name;
   const std::string ss_name = shard == 0 ? name : name + "-shard-" + std::to_string(shard);
@@ -438,7 +440,7 @@ object secret(const GrafanaAgent& a, const std::string& name, const Labels& labe
                 {"data", std::move(d)}};
 }
 
-// 3.5
+// The headless governing Service of the metrics StatefulSets.
 object governing_service(const GrafanaAgent& a, const Options& options) {
   const std::string& name = a.metadata.name;
   const Labels labels =
@@ -460,37 +462,6 @@ object governing_service(const GrafanaAgent& a, const Options& options) {
                       {"selector", std::move(selector)}}}};
 }
 
-class StepBuilder {
- public:
-  explicit StepBuilder(DesiredState& out) : out_(out) {}
-  void apply(Kind kind, object o) {
-    Step s;
-    s.action = Step::Action::apply;
-    s.kind = kind;
-    const auto& md = o.at("metadata").as_object();
-    s.key = {std::string(md.at("namespace").as_string()), std::string(md.at("name").as_string())};
-    s.object = std::move(o);
-    out_.steps.push_back(std::move(s));
-  }
-  void remove(Kind kind, const std::string& ns, const std::string& name) {
-    Step s;
-    s.action = Step::Action::delete_if_managed;
-    s.kind = kind;
-    s.key = {ns, name};
-    out_.steps.push_back(std::move(s));
-  }
-  void prune(PruneRule rule) {
-    Step s;
-    s.action = Step::Action::prune;
-    s.kind = rule.kind;
-    s.prune = std::move(rule);
-    out_.steps.push_back(std::move(s));
-  }
-
- private:
-  DesiredState& out_;
-};
-
 }  // namespace
 
 Labels merge_operator_labels(Labels m, const Options& options) {
@@ -502,121 +473,124 @@ std::string config_secret_payload(const std::string& text) {
   return text.size() > kGzipThreshold ? gzip_compress(text) : text;
 }
 
-const object* DesiredState::find(Kind kind, std::string_view name) const {
-  for (const auto& s : steps) {
-    if (s.action == Step::Action::apply && s.kind == kind && s.key.name == name) return &s.object;
+const object* DesiredObjects::find(Kind kind, std::string_view name) const {
+  const auto gk = runtime::GroupKind::of(gvk(kind));
+  for (const auto& s : plan.steps) {
+    if (s.action == runtime::ApplyStep::Action::apply && runtime::GroupKind::of(s.kind) == gk &&
+        s.key.name == name) {
+      return &s.object;
+    }
   }
   return nullptr;
 }
 
-DesiredState build_objects(const Hierarchy& h, const AssetStore& assets, const Options& options) {
-  DesiredState out;
+Outcome<DesiredObjects> build_objects(const Hierarchy& h, const AssetStore& assets,
+                                      const ConfigTrees& configs, const Options& options) {
+  Outcome<DesiredObjects> out;
   const GrafanaAgent& a = h.agent;
-  if (a.spec.paused) return out;
-  StepBuilder steps(out);
+  runtime::ApplyPlan& steps = out.value.plan;
   const std::string& name = a.metadata.name;
   const std::string& ns = a.metadata.ns;
   const Labels managed{{std::string(kManagedByKey), std::string(kManagedByValue)}};
   const Labels config_labels = merge_operator_labels(managed, options);
 
-  auto fail = [&](const Error& e, const std::string& what) {
-    out.error = make_error(what + ": " + e.message);
-  };
-  auto config_step = [&](const std::string& secret_name, const Result<RenderedConfig>& cfg) {
-    if (!cfg) {
-      fail(cfg.error(), "rendering " + secret_name);
-      return false;
+  // Every workload the hierarchy calls for, whatever happens to the steps below.
+  const auto shards_spec = a.spec.metrics.shards.value_or(1);
+  const std::int64_t shards = shards_spec > 1 ? shards_spec : 1;
+  auto& workloads = out.value.workloads;
+  if (config_needed(h, ConfigFile::metrics)) {
+    for (std::int64_t n = 0; n < shards; ++n) {
+      workloads.push_back(
+          {Kind::stateful_set, {ns, n == 0 ? name : name + "-shard-" + std::to_string(n)}});
     }
-    for (const auto& p : cfg->problems) out.problems.push_back(p);
-    steps.apply(Kind::secret, secret(a, secret_name, config_labels,
-                                     {{"agent.yml", config_secret_payload(cfg->text)}}));
+  }
+  if (config_needed(h, ConfigFile::logs))
+    workloads.push_back({Kind::daemon_set, {ns, name + "-logs"}});
+  if (config_needed(h, ConfigFile::integrations_deploy)) {
+    workloads.push_back({Kind::deployment, {ns, name + "-integrations-deploy"}});
+  }
+  if (config_needed(h, ConfigFile::integrations_ds)) {
+    workloads.push_back({Kind::daemon_set, {ns, name + "-integrations-ds"}});
+  }
+
+  // The config Secret of `file`, or its deletion when the hierarchy does not need it.
+  // False when it is needed but failed to assemble: the steps end here.
+  auto config_step = [&](ConfigFile file) {
+    const std::string secret_name = config_secret_name(a, file);
+    if (!config_needed(h, file)) {
+      steps.delete_if_managed(gvk(Kind::secret), {ns, secret_name});
+      return true;
+    }
+    const auto& tree = configs[file];
+    if (!tree) return false;
+    steps.apply(secret(a, secret_name, config_labels,
+                       {{"agent.yml", config_secret_payload(emit_config(*tree, options))}}));
     return true;
   };
 
-  // 1. assets Secret (3.3): exactly the managed-by label; the -labels flag is not applied.
-  steps.apply(Kind::secret,
-              secret(a, name + "-secrets", managed, asset_secret_data(assets, a, &out.problems)));
+  // 1. The assets Secret: exactly the managed-by label; the -labels flag is not applied.
+  steps.apply(secret(a, name + "-secrets", managed, asset_secret_data(assets, a, nullptr)));
 
-  // 2.–4. metrics
-  const bool metrics = !h.metrics.empty();
+  // 2.–4. Metrics: config, governing Service, one StatefulSet per shard, stale shards.
+  const bool metrics = config_needed(h, ConfigFile::metrics);
+  if (!config_step(ConfigFile::metrics)) return out;
   if (metrics) {
-    if (!config_step(name + "-config", render_metrics_config(h, assets, options))) return out;
-    steps.apply(Kind::service, governing_service(a, options));
+    steps.apply(governing_service(a, options));
   } else {
-    steps.remove(Kind::secret, ns, name + "-config");
-    steps.remove(Kind::service, ns, name + "-operated");
+    steps.delete_if_managed(gvk(Kind::service), {ns, name + "-operated"});
   }
-  PruneRule prune{Kind::stateful_set,
-                  ns,
-                  Labels{{std::string(kManagedByKey), std::string(kManagedByValue)},
-                         {std::string(kAgentNameLabel), name}},
-                  a.metadata.uid,
-                  {}};
   if (metrics) {
-    const auto shards_spec = a.spec.metrics.shards.value_or(1);
-    const std::int64_t shards = shards_spec > 1 ? shards_spec : 1;
     for (std::int64_t n = 0; n < shards; ++n) {
-      object ss = stateful_set(a, static_cast<int>(n), shards, options);
-      prune.keep.emplace_back(ss.at("metadata").as_object().at("name").as_string());
-      steps.apply(Kind::stateful_set, std::move(ss));
+      steps.apply(stateful_set(a, static_cast<int>(n), shards, options));
     }
   }
-  steps.prune(std::move(prune));
-
-  // 5.–6. logs
-  if (!h.logs.empty()) {
-    if (!config_step(name + "-logs-config", render_logs_config(h, assets, options))) return out;
-    steps.apply(Kind::daemon_set, daemon_set(a, name + "-logs", logs_pod_options(), options));
-  } else {
-    steps.remove(Kind::secret, ns, name + "-logs-config");
-    steps.remove(Kind::daemon_set, ns, name + "-logs");
+  if (!a.metadata.uid.empty()) {  // never prune without an owner to scope by
+    runtime::PruneScope prune;
+    prune.kinds = {gvk(Kind::stateful_set)};
+    prune.owner_uid = a.metadata.uid;
+    prune.controller_only = true;
+    prune.namespaces = {ns};
+    prune.match_labels = {{std::string(kManagedByKey), std::string(kManagedByValue)},
+                          {std::string(kAgentNameLabel), name}};
+    steps.prune(std::move(prune));
   }
 
-  // 7.–10. integrations
+  // 5.–6. Logs.
+  if (!config_step(ConfigFile::logs)) return out;
+  if (config_needed(h, ConfigFile::logs)) {
+    steps.apply(daemon_set(a, name + "-logs", logs_pod_options(), options));
+  } else {
+    steps.delete_if_managed(gvk(Kind::daemon_set), {ns, name + "-logs"});
+  }
+
+  // 7.–10. Integrations.
   std::vector<const Integration*> deploy_set;
   std::vector<const Integration*> ds_set;
   for (const auto& in : h.integrations) (in.spec.all_nodes ? ds_set : deploy_set).push_back(&in);
   const std::string deploy_name = name + "-integrations-deploy";
   const std::string ds_name = name + "-integrations-ds";
-  if (!deploy_set.empty()) {
-    if (!config_step(deploy_name + "-config",
-                     render_integrations_config(h, assets, options, false))) {
-      return out;
-    }
-  } else {
-    steps.remove(Kind::secret, ns, deploy_name + "-config");
-  }
-  if (!ds_set.empty()) {
-    if (!config_step(ds_name + "-config", render_integrations_config(h, assets, options, true))) {
-      return out;
-    }
-  } else {
-    steps.remove(Kind::secret, ns, ds_name + "-config");
-  }
+  if (!config_step(ConfigFile::integrations_deploy)) return out;
+  if (!config_step(ConfigFile::integrations_ds)) return out;
   auto integration_options = [&](const std::vector<const Integration*>& set,
                                  const std::string& workload, bool daemon_set) {
-    const auto shards_spec = a.spec.metrics.shards.value_or(1);
-    std::vector<PodOptions> inputs{
-        integration_pod_options(a, set, out.problems),
-        metrics_pod_options(a, workload, 0, shards_spec > 1 ? shards_spec : 1, false),
-        logs_pod_options()};
+    std::vector<PodOptions> inputs{integration_pod_options(a, set, out.problems),
+                                   metrics_pod_options(a, workload, 0, shards, false),
+                                   logs_pod_options()};
     PodOptions merged = merge_pod_options(inputs);
-    // Upstream drops the flag while merging (3.10); Compat::fixed keeps the DaemonSet's.
+    // Upstream drops the flag while merging; Compat::fixed keeps the DaemonSet's.
     merged.privileged = daemon_set && options.compat == Compat::fixed;
     return merged;
   };
   if (!deploy_set.empty()) {
     steps.apply(
-        Kind::deployment,
         deployment(a, deploy_name, integration_options(deploy_set, deploy_name, false), options));
   } else {
-    steps.remove(Kind::deployment, ns, deploy_name);
+    steps.delete_if_managed(gvk(Kind::deployment), {ns, deploy_name});
   }
   if (!ds_set.empty()) {
-    steps.apply(Kind::daemon_set,
-                daemon_set(a, ds_name, integration_options(ds_set, ds_name, true), options));
+    steps.apply(daemon_set(a, ds_name, integration_options(ds_set, ds_name, true), options));
   } else {
-    steps.remove(Kind::daemon_set, ns, ds_name);
+    steps.delete_if_managed(gvk(Kind::daemon_set), {ns, ds_name});
   }
   return out;
 }

@@ -1,23 +1,23 @@
-// The Kubernetes objects generated for one GrafanaAgent (spec 3.2–3.10): the assets
-// Secret, config Secrets, the governing Service, metrics StatefulSets, the logs DaemonSet
-// and the integrations Deployment/DaemonSet, as plain JSON objects, in the order upstream
-// applies them (3.1 step 6), together with what must be deleted when absent.
+// The Kubernetes objects generated for one GrafanaAgent (the build-objects stage of
+// pipeline.hpp): the assets Secret, config Secrets, the governing Service, metrics
+// StatefulSets, the logs DaemonSet and the integrations Deployment/DaemonSet, as plain
+// JSON objects in the order upstream applies them, together with what must be deleted
+// when the hierarchy no longer needs it and the pruning of stale shards.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
-#include "net/result.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/options.hpp"
+#include "reconcile/runtime/apply_plan.hpp"
 
 namespace aop::agent {
 
-// Configs larger than this many bytes are stored gzip-compressed (spec 3.4).
+// Configs larger than this many bytes are stored gzip-compressed, as upstream does.
 inline constexpr std::size_t kGzipThreshold = 102400;
 
 inline constexpr std::string_view kManagedByKey = "app.kubernetes.io/managed-by";
@@ -27,49 +27,32 @@ inline constexpr std::string_view kShardLabel = "operator.agent.grafana.com/shar
 inline constexpr std::string_view kTypeLabel = "operator.agent.grafana.com/type";
 inline constexpr std::string_view kVersionLabel = "app.kubernetes.io/version";
 
-// Deletes every object of `kind` in `ns` whose labels include `match_labels`, that is
-// controlled by the GrafanaAgent with `owner_uid`, and whose name is not in `keep`
-// (stale shards, 3.6, scoped per spec 6.7).
-struct PruneRule {
+// A workload (StatefulSet, DaemonSet, Deployment) the root should have.
+struct WorkloadRef {
   Kind kind = Kind::stateful_set;
-  std::string ns;
-  Labels match_labels;
-  std::string owner_uid;
-  std::vector<std::string> keep;
+  k8s::ObjectKey key;
+  bool operator==(const WorkloadRef&) const = default;
 };
 
-// One step of the reconcile, in order (3.1 step 6).
-struct Step {
-  enum class Action {
-    apply,              // create or update `object`
-    delete_if_managed,  // delete `kind` ns/name if it exists and carries the managed-by label
-    prune,              // `prune`
-  };
-  Action action = Action::apply;
-  boost::json::object object;  // apply
-  Kind kind = Kind::secret;    // apply, delete_if_managed
-  k8s::ObjectKey key;          // apply, delete_if_managed
-  PruneRule prune;             // prune
-};
+struct DesiredObjects {
+  // In upstream's order: the assets Secret; the metrics config Secret and governing
+  // Service (or their deletion); the shards' StatefulSets and the pruning of stale
+  // shards (only this agent's, in its namespace, controlled by its UID: a same-named
+  // agent elsewhere keeps its own); the logs config and DaemonSet; the integrations
+  // configs, Deployment and DaemonSet (or their deletions). When a config file failed
+  // to assemble, the steps end before its Secret: what comes earlier still applies.
+  runtime::ApplyPlan plan;
+  // Every workload the hierarchy calls for, also those after a failed config file (the
+  // root is not ready while one is missing).
+  std::vector<WorkloadRef> workloads;
 
-struct DesiredState {
-  // Steps up to (not including) the first failing one.
-  std::vector<Step> steps;
-  // The render error that stopped the steps, if any (3.12: earlier steps still apply;
-  // the reconcile is retried with backoff).
-  std::optional<Error> error;
-  std::vector<Problem> problems;
-
-  // The applied object of `kind` named `name`, or nullptr.
+  // The object this plan applies of `kind` named `name` in the agent's namespace.
   const boost::json::object* find(Kind kind, std::string_view name) const;
 };
 
-// The whole desired state of one root. A paused agent (spec.paused) yields no steps.
-DesiredState build_objects(const Hierarchy& h, const AssetStore& assets, const Options& options);
-
 // ---- building blocks, exposed for tests -----------------------------------------------
 
-// Strategic-merge of user containers into generated ones by name (spec 3.9).
+// Strategic-merge of user containers into generated ones by name.
 boost::json::array merge_containers(boost::json::array generated, const boost::json::array& user);
 // Strategic-merge-patch of one core/v1 Container.
 boost::json::object strategic_merge_container(const boost::json::object& original,

@@ -1,4 +1,5 @@
-// The two name sanitizers whose output appears in generated objects (spec 2.6, 3.2).
+// The two name sanitizers whose output appears in generated objects (asset
+// keys in the assets Secret; volume names and the version label).
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // Kubernetes strategic-merge-patch for core/v1 Container, as upstream applies
-// `spec.containers` onto the generated containers (spec 3.9).
+// `spec.containers` onto the generated containers.
 //
 // Rules of apimachinery's strategicpatch for this type: scalars and lists without a patch
 // strategy are replaced; maps merge recursively; the lists `env` (merge key `name`),

@@ -1,4 +1,4 @@
-// Typed custom resources of the Grafana Agent controller (spec section 1).
+// Typed custom resources of the Grafana Agent controller.
 //
 // The structs mirror the CRD JSON field names (camelCase → snake_case). Where the
 // generated output depends on the difference between "absent" and "empty" (selectors,
@@ -33,7 +33,7 @@ struct ObjectMeta {
   Labels annotations;
 };
 
-// ---- shared value types (spec 1.1) ----------------------------------------------------
+// ---- shared value types ----------------------------------------------------------------
 
 struct LabelSelectorRequirementSpec {
   std::string key;
@@ -127,7 +127,7 @@ struct IntOrString {
   std::string string_value;
 };
 
-// ---- GrafanaAgent (1.2, 1.3) ----------------------------------------------------------
+// ---- GrafanaAgent ----------------------------------------------------------------------
 
 struct Sigv4 {
   std::string region;
@@ -280,7 +280,7 @@ struct GrafanaAgent {
   GrafanaAgentSpec spec;
 };
 
-// ---- MetricsInstance (1.4) ------------------------------------------------------------
+// ---- MetricsInstance ------------------------------------------------------------------
 
 struct MetricsInstanceSpec {
   std::string wal_truncate_frequency;
@@ -303,7 +303,7 @@ struct MetricsInstance {
   MetricsInstanceSpec spec;
 };
 
-// ---- LogsInstance, PodLogs (1.5, 1.6) --------------------------------------------------
+// ---- LogsInstance, PodLogs --------------------------------------------------------------
 
 struct LogsInstanceSpec {
   std::vector<LogsClientSpec> clients;
@@ -402,7 +402,7 @@ struct PodLogs {
   PodLogsSpec spec;
 };
 
-// ---- Integration (1.7) ----------------------------------------------------------------
+// ---- Integration ----------------------------------------------------------------------
 
 struct IntegrationSpec {
   std::string name;
@@ -420,7 +420,7 @@ struct Integration {
   IntegrationSpec spec;
 };
 
-// ---- ServiceMonitor, PodMonitor, Probe (1.8) -------------------------------------------
+// ---- ServiceMonitor, PodMonitor, Probe -------------------------------------------------
 
 // Endpoint and PodMetricsEndpoint share this type; for PodMetricsEndpoint the TLS file
 // fields and bearer_token_file are never set.

@@ -1,4 +1,4 @@
-// Integration checks of spec 6.1 and issue 7; see validate_integrations.hpp.
+// Integration checks beyond upstream; see validate_integrations.hpp.
 #include "reconcile/agent/validate_integrations.hpp"
 
 #include <map>
@@ -16,13 +16,10 @@ std::string ref(const ObjectMeta& m) {
   return m.ns + "/" + m.name;
 }
 
-void report(Hierarchy& h, const Integration& in, std::string field, std::string message,
-            Severity severity) {
-  h.problems.push_back(Problem{Kind::integration,
-                               {in.metadata.ns, in.metadata.name},
-                               std::move(field),
-                               std::move(message),
-                               severity});
+void report(std::vector<Problem>& problems, const Integration& in, std::string field,
+            std::string message, Severity severity) {
+  problems.push_back(make_problem(Kind::integration, {in.metadata.ns, in.metadata.name},
+                                  std::move(field), std::move(message), severity));
 }
 
 // "ns/a, ns/b", for messages.
@@ -37,13 +34,13 @@ std::string known_list(const std::set<std::string>& names) {
 
 // One instance reference inside the config: a string naming `<namespace>/<name>` of an
 // instance of the hierarchy. Anything else is reported, the Integration is kept.
-void check_reference(Hierarchy& h, const Integration& in, const object& config,
-                     std::string_view key, const std::string& field, std::string_view kind,
-                     const std::set<std::string>& known) {
+void check_reference(const Hierarchy& h, std::vector<Problem>& problems, const Integration& in,
+                     const object& config, std::string_view key, const std::string& field,
+                     std::string_view kind, const std::set<std::string>& known) {
   const value* v = config.if_contains(key);
   if (v == nullptr || v->is_null()) return;
   if (!v->is_string()) {
-    report(h, in, field,
+    report(problems, in, field,
            "expected a string <namespace>/<name> naming a " + std::string(kind) + ", got " +
                std::string(k8s::json_kind_name(*v)),
            Severity::warning);
@@ -54,7 +51,7 @@ void check_reference(Hierarchy& h, const Integration& in, const object& config,
   const std::string what_to_do = known.empty()
                                      ? "this GrafanaAgent selects no " + std::string(kind)
                                      : "use <namespace>/<name> of one of: " + known_list(known);
-  report(h, in, field,
+  report(problems, in, field,
          std::string(kind) + " \"" + name + "\" is not part of GrafanaAgent " +
              ref(h.agent.metadata) + ", so the agent cannot resolve it (" + what_to_do + ")",
          Severity::warning);
@@ -62,7 +59,8 @@ void check_reference(Hierarchy& h, const Integration& in, const object& config,
 
 }  // namespace
 
-void validate_integrations(Hierarchy& h) {
+std::vector<Problem> validate_integrations(Hierarchy& h) {
+  std::vector<Problem> problems;
   std::set<std::string> metrics_instances;
   for (const auto& e : h.metrics) metrics_instances.insert(ref(e.instance.metadata));
   std::set<std::string> logs_instances;
@@ -75,7 +73,7 @@ void validate_integrations(Hierarchy& h) {
   kept.reserve(h.integrations.size());
   for (auto& in : h.integrations) {
     if (in.spec.config && !in.spec.config->is_null() && !in.spec.config->is_object()) {
-      report(h, in, "spec.config",
+      report(problems, in, "spec.config",
              "expected an object (the integration's configuration block), got " +
                  std::string(k8s::json_kind_name(*in.spec.config)) +
                  "; this Integration is not deployed",
@@ -89,7 +87,7 @@ void validate_integrations(Hierarchy& h) {
         const std::string which = in.spec.unique && first.spec.unique ? "both are"
                                   : in.spec.unique                    ? "this one is"
                                                                       : "that one is";
-        report(h, in, "spec.name",
+        report(problems, in, "spec.name",
                "integration \"" + in.spec.name + "\" is already provided by Integration " +
                    ref(first.metadata) + " in GrafanaAgent " + ref(h.agent.metadata) + " and " +
                    which + " unique (spec.type.unique); this one is not deployed (remove or " +
@@ -107,16 +105,17 @@ void validate_integrations(Hierarchy& h) {
     if (!in.spec.config || !in.spec.config->is_object()) continue;
     const object& config = in.spec.config->get_object();
     if (const value* a = config.if_contains("autoscrape"); a != nullptr && a->is_object()) {
-      check_reference(h, in, a->get_object(), "metrics_instance",
+      check_reference(h, problems, in, a->get_object(), "metrics_instance",
                       "spec.config.autoscrape.metrics_instance", "MetricsInstance",
                       metrics_instances);
-      check_reference(h, in, a->get_object(), "logs_instance",
+      check_reference(h, problems, in, a->get_object(), "logs_instance",
                       "spec.config.autoscrape.logs_instance", "LogsInstance", logs_instances);
     }
-    check_reference(h, in, config, "logs_instance", "spec.config.logs_instance", "LogsInstance",
-                    logs_instances);
+    check_reference(h, problems, in, config, "logs_instance", "spec.config.logs_instance",
+                    "LogsInstance", logs_instances);
   }
   h.integrations = std::move(kept);
+  return problems;
 }
 
 }  // namespace aop::agent

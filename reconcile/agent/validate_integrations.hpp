@@ -1,4 +1,5 @@
-// Validation of a hierarchy's Integrations beyond upstream (spec 6.1, issue 7). Upstream
+// Validation of a hierarchy's Integrations beyond upstream (part of the validate stage,
+// pipeline.hpp). Upstream
 // splices every Integration into the agent configuration as it is and leaves mistakes to
 // the agent's runtime; here they are reported as Problems (status condition and Warning
 // Event on the Integration) while the rest of the hierarchy still deploys.
@@ -18,8 +19,8 @@
 namespace aop::agent {
 
 // Runs the checks over `h.integrations` (in hierarchy order), removes the rejected ones
-// and appends a Problem for each finding to `h.problems`. Call after the metrics and
-// logs instances are known and before asset references are collected.
-void validate_integrations(Hierarchy& h);
+// and returns a Problem for each finding. Needs the metrics and logs instances; runs
+// before asset references are collected, so a rejected Integration references nothing.
+std::vector<Problem> validate_integrations(Hierarchy& h);
 
 }  // namespace aop::agent

@@ -1,13 +1,8 @@
 #include "reconcile/runtime/apply.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
-#include <cstdio>
 #include <set>
-#include <stdexcept>
-
-#include <openssl/evp.h>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -23,119 +18,10 @@ namespace json = boost::json;
 
 namespace {
 
-GroupKind service_kind() {
-  return {"", "Service"};
-}
-GroupKind deployment_kind() {
-  return {"apps", "Deployment"};
-}
-GroupKind statefulset_kind() {
-  return {"apps", "StatefulSet"};
-}
-GroupKind daemonset_kind() {
-  return {"apps", "DaemonSet"};
-}
-
-std::string sha256_hex(std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("SHA-256 is unavailable in this OpenSSL");  // start-up failure
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(static_cast<std::size_t>(len) * 2);
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 0xf]);
-  }
-  return out;
-}
-
-void write_canonical(const json::value& v, std::string& out) {
-  switch (v.kind()) {
-    case json::kind::object: {
-      const auto& o = v.get_object();
-      std::vector<const json::key_value_pair*> members;
-      members.reserve(o.size());
-      for (const auto& kv : o) members.push_back(&kv);
-      std::sort(members.begin(), members.end(),
-                [](const auto* a, const auto* b) { return a->key() < b->key(); });
-      out.push_back('{');
-      bool first = true;
-      for (const auto* kv : members) {
-        if (!first) out.push_back(',');
-        first = false;
-        out += json::serialize(json::string_view(kv->key()));
-        out.push_back(':');
-        write_canonical(kv->value(), out);
-      }
-      out.push_back('}');
-      break;
-    }
-    case json::kind::array: {
-      out.push_back('[');
-      bool first = true;
-      for (const auto& e : v.get_array()) {
-        if (!first) out.push_back(',');
-        first = false;
-        write_canonical(e, out);
-      }
-      out.push_back(']');
-      break;
-    }
-    default:
-      out += json::serialize(v);
-  }
-}
-
-bool numbers_equal(const json::value& a, const json::value& b) {
-  if (a.is_double() || b.is_double()) {
-    const auto da = a.to_number<double>();
-    const auto db = b.to_number<double>();
-    return da == db;
-  }
-  if (a.is_int64() && b.is_int64()) return a.get_int64() == b.get_int64();
-  if (a.is_uint64() && b.is_uint64()) return a.get_uint64() == b.get_uint64();
-  const json::value& i = a.is_int64() ? a : b;
-  const json::value& u = a.is_int64() ? b : a;
-  return i.get_int64() >= 0 && static_cast<std::uint64_t>(i.get_int64()) == u.get_uint64();
-}
-
-const json::value* find_path(const json::object& o, const JsonPath& path) {
-  const json::object* cur = &o;
-  const json::value* v = nullptr;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    v = cur->if_contains(path[i]);
-    if (!v) return nullptr;
-    if (i + 1 < path.size()) {
-      cur = v->if_object();
-      if (!cur) return nullptr;
-    }
-  }
-  return v;
-}
-
-void set_path(json::object& o, const JsonPath& path, json::value value) {
-  json::object* cur = &o;
-  for (std::size_t i = 0; i + 1 < path.size(); ++i) {
-    json::value& next = (*cur)[path[i]];
-    if (!next.is_object()) next = json::object();
-    cur = &next.get_object();
-  }
-  (*cur)[path.back()] = std::move(value);
-}
-
 json::object& ensure_object(json::object& o, std::string_view key) {
   json::value& v = o[key];
   if (!v.is_object()) v = json::object();
   return v.get_object();
-}
-
-std::string api_group(std::string_view api_version) {
-  const auto slash = api_version.find('/');
-  return slash == std::string_view::npos ? std::string()
-                                         : std::string(api_version.substr(0, slash));
 }
 
 std::string string_at(const json::object& o, std::string_view key) {
@@ -152,214 +38,16 @@ std::string record_key(const GroupKind& gk, const k8s::ObjectKey& key) {
   return gk.group + "\n" + gk.kind + "\n" + key.ns + "\n" + key.name;
 }
 
-// The live object has everything the update would set: nothing to write.
-bool update_is_noop(const json::object& body, const json::object& live) {
-  const json::object* live_md = nullptr;
-  if (const auto* v = live.if_contains("metadata")) live_md = v->if_object();
-  if (!live_md) return false;
-  const json::object* body_md = nullptr;
-  if (const auto* v = body.if_contains("metadata")) body_md = v->if_object();
-  if (body_md) {
-    for (const char* field : {"labels", "annotations"}) {
-      const auto* want = body_md->if_contains(field);
-      if (!want) continue;
-      const auto* have = live_md->if_contains(field);
-      if (!have || !json_subset(*want, *have)) return false;
-    }
-    if (const auto* want = body_md->if_contains("ownerReferences"); want && want->is_array()) {
-      const auto* have = live_md->if_contains("ownerReferences");
-      if (!have || !have->is_array()) return !want->get_array().empty() ? false : true;
-      for (const auto& ref : want->get_array()) {
-        const bool found = std::any_of(have->get_array().begin(), have->get_array().end(),
-                                       [&](const json::value& h) { return json_subset(ref, h); });
-        if (!found) return false;
-      }
-    }
-    if (const auto* want = body_md->if_contains("finalizers")) {
-      const auto* have = live_md->if_contains("finalizers");
-      if (!have || !json_subset(*want, *have)) return false;
-    }
-  }
-  json::object rest = body;
-  rest.erase("metadata");
-  rest.erase("status");
-  return json_subset(rest, live);
-}
-
 }  // namespace
-
-std::map<GroupKind, std::vector<JsonPath>> ApplyOptions::default_carry_over() {
-  return {
-      {service_kind(),
-       {{"spec", "clusterIP"},
-        {"spec", "clusterIPs"},
-        {"spec", "ipFamilies"},
-        {"spec", "ipFamilyPolicy"},
-        {"spec", "healthCheckNodePort"}}},
-      {deployment_kind(), {{"spec", "replicas"}}},
-      {statefulset_kind(), {{"spec", "replicas"}}},
-  };
-}
-
-std::map<GroupKind, std::vector<JsonPath>> ApplyOptions::default_drift_ignore() {
-  return {
-      {deployment_kind(), {{"spec", "replicas"}}},
-      {statefulset_kind(), {{"spec", "replicas"}}},
-  };
-}
-
-std::map<GroupKind, k8s::DeleteOptions> ApplyOptions::default_recreate() {
-  k8s::DeleteOptions sts;
-  sts.grace_period_seconds = 5;
-  return {{statefulset_kind(), sts}, {daemonset_kind(), {}}, {deployment_kind(), {}}};
-}
-
-std::string canonical_json(const json::value& v) {
-  std::string out;
-  write_canonical(v, out);
-  return out;
-}
-
-bool json_subset(const json::value& desired, const json::value& live) {
-  if (desired.is_number() && live.is_number()) return numbers_equal(desired, live);
-  if (desired.kind() != live.kind()) return false;
-  switch (desired.kind()) {
-    case json::kind::object: {
-      const auto& lo = live.get_object();
-      for (const auto& [k, v] : desired.get_object()) {
-        const auto* lv = lo.if_contains(k);
-        if (!lv || !json_subset(v, *lv)) return false;
-      }
-      return true;
-    }
-    case json::kind::array: {
-      const auto& da = desired.get_array();
-      const auto& la = live.get_array();
-      if (da.size() != la.size()) return false;
-      for (std::size_t i = 0; i < da.size(); ++i) {
-        if (!json_subset(da[i], la[i])) return false;
-      }
-      return true;
-    }
-    default:
-      return desired == live;
-  }
-}
-
-std::optional<k8s::GroupVersionKind> gvk_of(const json::object& obj) {
-  const std::string api_version = string_at(obj, "apiVersion");
-  const std::string kind = string_at(obj, "kind");
-  if (api_version.empty() || kind.empty()) return std::nullopt;
-  k8s::GroupVersionKind gvk;
-  const auto slash = api_version.find('/');
-  if (slash == std::string::npos) {
-    gvk.version = api_version;
-  } else {
-    gvk.group = api_version.substr(0, slash);
-    gvk.version = api_version.substr(slash + 1);
-  }
-  gvk.kind = kind;
-  return gvk;
-}
-
-json::object update_body(const json::object& desired, const json::object& live,
-                         const ApplyOptions& options, const std::string& hash, bool drift_repair) {
-  json::object body = desired;
-  json::object& md = ensure_object(body, "metadata");
-  const json::object* live_md = nullptr;
-  if (const auto* v = live.if_contains("metadata")) live_md = v->if_object();
-  static const json::object kEmpty;
-  if (!live_md) live_md = &kEmpty;
-
-  md["resourceVersion"] = string_at(*live_md, "resourceVersion");
-
-  auto merge_map = [&](std::string_view field, bool merge) {
-    json::object merged;
-    if (merge) {
-      if (const auto* v = live_md->if_contains(field); v && v->is_object())
-        merged = v->get_object();
-    }
-    if (const auto* v = md.if_contains(field); v && v->is_object()) {
-      for (const auto& [k, val] : v->get_object()) merged[k] = val;
-    }
-    return merged;
-  };
-  json::object labels = merge_map("labels", options.merge_labels);
-  if (!labels.empty()) {
-    md["labels"] = std::move(labels);
-  } else {
-    md.erase("labels");
-  }
-  json::object annotations = merge_map("annotations", options.merge_annotations);
-  annotations[options.hash_annotation] = hash;
-  md["annotations"] = std::move(annotations);
-
-  if (options.merge_owner_references) {
-    json::array refs;
-    if (const auto* v = live_md->if_contains("ownerReferences"); v && v->is_array()) {
-      refs = v->get_array();
-    }
-    if (const auto* v = md.if_contains("ownerReferences"); v && v->is_array()) {
-      for (const auto& want : v->get_array()) {
-        if (!want.is_object()) continue;
-        const auto& w = want.get_object();
-        const std::string uid = string_at(w, "uid");
-        const auto same_uid = std::find_if(refs.begin(), refs.end(), [&](const json::value& r) {
-          return r.is_object() && string_at(r.get_object(), "uid") == uid;
-        });
-        if (same_uid != refs.end()) continue;  // existing kept as is (§3.11)
-        const auto* wc = w.if_contains("controller");
-        if (wc && wc->is_bool() && wc->get_bool()) {
-          // A controller reference to a recreated owner (same kind and name, new UID)
-          // replaces the stale one: two controllers would be rejected.
-          const auto stale = std::find_if(refs.begin(), refs.end(), [&](const json::value& r) {
-            if (!r.is_object()) return false;
-            const auto& ro = r.get_object();
-            const auto* rc = ro.if_contains("controller");
-            return rc && rc->is_bool() && rc->get_bool() &&
-                   string_at(ro, "kind") == string_at(w, "kind") &&
-                   string_at(ro, "name") == string_at(w, "name") &&
-                   api_group(string_at(ro, "apiVersion")) == api_group(string_at(w, "apiVersion"));
-          });
-          if (stale != refs.end()) {
-            *stale = want;
-            continue;
-          }
-        }
-        refs.push_back(want);
-      }
-    }
-    if (!refs.empty()) md["ownerReferences"] = std::move(refs);
-  }
-
-  const auto gvk = gvk_of(desired);
-  const GroupKind gk = gvk ? GroupKind::of(*gvk) : GroupKind{};
-  auto carry = [&](const JsonPath& path, bool overwrite) {
-    if (path.empty()) return;
-    const json::value* have = find_path(live, path);
-    if (!have) return;
-    if (!overwrite && find_path(body, path)) return;
-    set_path(body, path, *have);
-  };
-  for (const auto& path : options.carry_over_all) carry(path, false);
-  if (const auto it = options.carry_over.find(gk); it != options.carry_over.end()) {
-    for (const auto& path : it->second) carry(path, false);
-  }
-  if (drift_repair) {
-    if (const auto it = options.drift_ignore.find(gk); it != options.drift_ignore.end()) {
-      for (const auto& path : it->second) carry(path, true);
-    }
-  }
-  return body;
-}
 
 // ---------------------------------------------------------------------------------------
 
 struct ApplyEngine::Impl {
-  Impl(k8s::ApiClient& c, const ObjectCache& ca, ApplyOptions o)
+  Impl(k8s::ApiClient& c, const ObjectCache& ca, ApplyOptions o, const net::Clock& cl)
       : client(c),
         cache(ca),
         options(std::move(o)),
+        clock(cl),
         registry(options.registry ? *options.registry : net::metrics::registry()),
         applied(registry.counter("agent_operator_apply_total",
                                  "Objects handled by the apply engine, by action "
@@ -561,7 +249,13 @@ struct ApplyEngine::Impl {
                                     {"root", root},
                                     {"object", describe(gk, key)},
                                     {"error", what}});
-    report.errors.push_back(std::move(msg));
+    report.errors.push_back(msg);
+    outcome(report, gk, key, ObjectResult::failed, {}, std::move(msg));
+  }
+
+  static void outcome(ApplyReport& report, const GroupKind& gk, const k8s::ObjectKey& key,
+                      ObjectResult result, json::value written = {}, std::string error = {}) {
+    report.objects.push_back(ObjectOutcome{gk, key, result, std::move(written), std::move(error)});
   }
 
   // One create or update, recorded as the engine's own write when it succeeds.
@@ -606,8 +300,9 @@ struct ApplyEngine::Impl {
     if (!r && !r.error().not_found() && !r.error().conflict()) {
       co_return "delete before recreate: " + r.error().describe();
     }
+    // The poll timer paces the GETs; the deadline is measured on the injected clock.
     boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-    const auto deadline = std::chrono::steady_clock::now() + options.recreate_timeout;
+    const auto deadline = clock.now() + options.recreate_timeout;
     for (;;) {
       auto g = co_await client.get(gvk, key);
       if (!g && g.error().not_found()) co_return std::string();
@@ -618,7 +313,7 @@ struct ApplyEngine::Impl {
           co_return std::string();  // already replaced by someone else
         }
       }
-      if (std::chrono::steady_clock::now() >= deadline) {
+      if (clock.now() >= deadline) {
         co_return "still present " +
             std::to_string(
                 std::chrono::duration_cast<std::chrono::seconds>(options.recreate_timeout)
@@ -640,8 +335,11 @@ struct ApplyEngine::Impl {
     k8s::ObjectKey key;
     if (md) key = {string_at(*md, "namespace"), string_at(*md, "name")};
     if (!gvk || key.name.empty()) {
-      report.errors.push_back("desired object of root " + root +
-                              " lacks apiVersion, kind or metadata.name (a controller bug)");
+      std::string error = "desired object of root " + root +
+                          " lacks apiVersion, kind or metadata.name (a controller bug)";
+      report.errors.push_back(error);
+      outcome(report, gvk ? GroupKind::of(*gvk) : GroupKind{}, key, ObjectResult::failed, {},
+              std::move(error));
       co_return false;
     }
     const GroupKind gk = GroupKind::of(*gvk);
@@ -677,7 +375,8 @@ struct ApplyEngine::Impl {
             hash;
         k8s::ApiResult<json::value> r = co_await write(gk, rkey, true, std::move(body), hash);
         if (r) {
-          report.written.push_back(std::move(r.value()));
+          outcome(report, gk, key, recreating ? ObjectResult::recreated : ObjectResult::created,
+                  std::move(r.value()));
           if (recreating) {
             ++report.recreated;
             count(gk, "recreate");
@@ -709,6 +408,7 @@ struct ApplyEngine::Impl {
       if (live->being_deleted()) {
         // Wait for it to go (an owner's deletion or someone's kubectl delete), then create.
         report.waiting = true;
+        outcome(report, gk, key, ObjectResult::waiting);
         co_return true;
       }
 
@@ -719,6 +419,7 @@ struct ApplyEngine::Impl {
           remember(rkey, *live, hash);  // first sight: the live object is the baseline
           ++report.unchanged;
           count(gk, "unchanged");
+          outcome(report, gk, key, ObjectResult::unchanged);
           co_return true;
         }
         const bool same =
@@ -728,6 +429,7 @@ struct ApplyEngine::Impl {
         if (same) {
           ++report.unchanged;
           count(gk, "unchanged");
+          outcome(report, gk, key, ObjectResult::unchanged);
           co_return true;
         }
         drift_repair = true;  // someone else wrote it since: check what they changed
@@ -741,6 +443,7 @@ struct ApplyEngine::Impl {
         remember(rkey, *live, hash);
         ++report.unchanged;
         count(gk, "unchanged");
+        outcome(report, gk, key, ObjectResult::unchanged);
         co_return true;
       }
       if (!may_write()) {
@@ -749,7 +452,7 @@ struct ApplyEngine::Impl {
       }
       k8s::ApiResult<json::value> r = co_await write(gk, rkey, false, std::move(body), hash);
       if (r) {
-        report.written.push_back(std::move(r.value()));
+        outcome(report, gk, key, ObjectResult::updated, std::move(r.value()));
         ++report.updated;
         count(gk, "update");
         net::log::info("updated", {{"controller", options.controller},
@@ -800,6 +503,56 @@ struct ApplyEngine::Impl {
     }
   }
 
+  // Deletes `key` if it exists and carries the managed-by label. Returns false when the
+  // delete failed (or writes are blocked).
+  boost::asio::awaitable<bool> delete_if_managed(
+      const k8s::GroupVersionKind& gvk, const k8s::ObjectKey& key, const std::string& root,
+      ApplyReport& report, std::vector<std::pair<GroupKind, k8s::ObjectKey>>& deleted) {
+    const GroupKind gk = GroupKind::of(gvk);
+    const k8s::ObjectPtr live = cache.get(gk, key);
+    if (!live || live->label(options.managed_by_label) !=
+                     std::optional<std::string_view>(options.managed_by_value)) {
+      outcome(report, gk, key, ObjectResult::absent);
+      co_return true;
+    }
+    if (!may_write()) {
+      report.write_blocked = true;
+      co_return false;
+    }
+    k8s::DeleteOptions opts;
+    opts.precondition_uid = std::string(live->uid());
+    auto r = co_await delete_object(gvk, key, opts);
+    if (!r && !r.error().not_found()) {
+      fail(report, gk, key, root, "delete: " + r.error().describe());
+      co_return false;
+    }
+    if (r) {
+      ++report.deleted;
+      deleted.emplace_back(gk, key);
+      count(gk, "delete");
+      net::log::info(
+          "deleted (no longer desired)",
+          {{"controller", options.controller}, {"root", root}, {"object", describe(gk, key)}});
+    }
+    outcome(report, gk, key, r ? ObjectResult::deleted : ObjectResult::absent);
+    co_return true;
+  }
+
+  // The checks of a prune scope beyond kind, namespace and managed-by label.
+  static bool in_scope(const PruneScope& scope, const k8s::Object& obj) {
+    for (const auto& [k, v] : scope.match_labels) {
+      if (obj.label(k) != std::optional<std::string_view>(v)) return false;
+    }
+    if (scope.controller_only) {
+      const auto refs = obj.owner_references();
+      const bool controlled = std::any_of(refs.begin(), refs.end(), [&](const auto& ref) {
+        return ref.controller && ref.uid == scope.owner_uid;
+      });
+      if (!controlled) return false;
+    }
+    return !scope.owned || scope.owned(obj);
+  }
+
   boost::asio::awaitable<void> prune(const PruneScope& scope, const std::set<std::string>& keep,
                                      const std::string& root, ApplyReport& report,
                                      std::vector<std::pair<GroupKind, k8s::ObjectKey>>& deleted) {
@@ -831,18 +584,18 @@ struct ApplyEngine::Impl {
         }
         const k8s::ObjectKey key = obj->key();
         const std::string rkey = record_key(gk, key);
-        if (keep.contains(rkey)) continue;
-        if (scope.owned && !scope.owned(*obj)) continue;
+        if (keep.contains(rkey) || !in_scope(scope, *obj)) continue;
         if (!may_write()) {
           report.write_blocked = true;
           co_return;
         }
-        k8s::DeleteOptions opts = scope.delete_options;
+        k8s::DeleteOptions opts{k8s::PropagationPolicy::background};
         opts.precondition_uid = std::string(obj->uid());
         auto r = co_await delete_object(gvk, key, opts);
         if (r) {
           ++report.deleted;
           deleted.emplace_back(gk, key);
+          outcome(report, gk, key, ObjectResult::deleted);
           count(gk, "delete");
           net::log::info(
               "deleted (no longer desired)",
@@ -855,20 +608,6 @@ struct ApplyEngine::Impl {
     }
   }
 
-  std::string hash_of(const json::object& desired) const {
-    json::object copy = desired;
-    if (auto* md = copy.if_contains("metadata"); md && md->is_object()) {
-      auto& m = md->get_object();
-      m.erase("resourceVersion");
-      if (auto* a = m.if_contains("annotations"); a && a->is_object()) {
-        a->get_object().erase(options.hash_annotation);
-        if (a->get_object().empty()) m.erase("annotations");
-      }
-    }
-    copy.erase("status");
-    return sha256_hex(canonical_json(copy));
-  }
-
   struct Expectation {
     struct Present {
       GroupKind kind;
@@ -877,11 +616,11 @@ struct ApplyEngine::Impl {
     };
     std::vector<Present> present;
     std::vector<std::pair<GroupKind, k8s::ObjectKey>> absent;
-    std::chrono::steady_clock::time_point deadline;
+    net::TimePoint deadline;
   };
 
   bool expectation_met(const Expectation& e) const {
-    if (std::chrono::steady_clock::now() >= e.deadline) return true;
+    if (clock.now() >= e.deadline) return true;
     for (const auto& p : e.present) {
       const auto live = cache.get(p.kind, p.key);
       if (!live ||
@@ -896,6 +635,7 @@ struct ApplyEngine::Impl {
   k8s::ApiClient& client;
   const ObjectCache& cache;
   const ApplyOptions options;
+  const net::Clock& clock;
 
   std::mutex expectations_mutex;                              // owns expectations
   std::unordered_map<std::string, Expectation> expectations;  // by root
@@ -914,8 +654,9 @@ struct ApplyEngine::Impl {
   net::metrics::Family<net::metrics::Counter>& echoes;
 };
 
-ApplyEngine::ApplyEngine(k8s::ApiClient& client, const ObjectCache& cache, ApplyOptions options)
-    : impl_(std::make_unique<Impl>(client, cache, std::move(options))) {}
+ApplyEngine::ApplyEngine(k8s::ApiClient& client, const ObjectCache& cache, ApplyOptions options,
+                         const net::Clock& clock)
+    : impl_(std::make_unique<Impl>(client, cache, std::move(options), clock)) {}
 
 ApplyEngine::~ApplyEngine() = default;
 
@@ -924,64 +665,78 @@ const ApplyOptions& ApplyEngine::options() const {
 }
 
 std::string ApplyEngine::content_hash(const json::object& desired) const {
-  return impl_->hash_of(desired);
+  return runtime::content_hash(desired, impl_->options.hash_annotation);
 }
 
-boost::asio::awaitable<ApplyReport> ApplyEngine::apply(ApplyRequest request) {
+const ObjectOutcome* ApplyReport::find(const GroupKind& kind, const k8s::ObjectKey& key) const {
+  for (const auto& o : objects) {
+    if (o.kind == kind && o.key == key) return &o;
+  }
+  return nullptr;
+}
+
+boost::asio::awaitable<ApplyReport> ApplyEngine::apply(const ApplyPlan& plan) {
   ApplyReport report;
+  // What the plan applies is never pruned by it.
   std::set<std::string> keep;
+  std::vector<std::string> hashes(plan.steps.size());
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const ApplyStep& step = plan.steps[i];
+    if (step.action != ApplyStep::Action::apply) continue;
+    keep.insert(record_key(GroupKind::of(step.kind), step.key));
+    hashes[i] = step.hash.empty() ? content_hash(step.object) : step.hash;
+  }
   bool failed = false;
-  for (const auto& desired : request.desired) {
-    if (const auto gvk = gvk_of(desired)) {
-      const json::object* md = nullptr;
-      if (const auto* v = desired.if_contains("metadata")) md = v->if_object();
-      if (md) {
-        keep.insert(
-            record_key(GroupKind::of(*gvk), {string_at(*md, "namespace"), string_at(*md, "name")}));
+  std::vector<std::pair<GroupKind, k8s::ObjectKey>> deleted;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const ApplyStep& step = plan.steps[i];
+    if (failed && (impl_->options.stop_on_error || step.action == ApplyStep::Action::prune)) {
+      if (impl_->options.stop_on_error) break;
+      continue;  // nothing is pruned after a failure
+    }
+    bool ok = true;
+    switch (step.action) {
+      case ApplyStep::Action::apply:
+        ok = co_await impl_->apply_one(step.object, hashes[i], plan.root, report);
+        break;
+      case ApplyStep::Action::delete_if_managed:
+        ok = co_await impl_->delete_if_managed(step.kind, step.key, plan.root, report, deleted);
+        break;
+      case ApplyStep::Action::prune: {
+        const auto errors = report.errors.size();
+        co_await impl_->prune(step.prune, keep, plan.root, report, deleted);
+        ok = report.errors.size() == errors;
+        break;
       }
     }
-  }
-  std::vector<std::string> hashes = std::move(request.hashes);
-  if (hashes.size() != request.desired.size()) {
-    hashes.clear();
-    for (const auto& desired : request.desired) hashes.push_back(impl_->hash_of(desired));
-  }
-  for (std::size_t i = 0; i < request.desired.size(); ++i) {
-    const bool ok = co_await impl_->apply_one(request.desired[i], hashes[i], request.root, report);
     if (report.write_blocked) co_return report;
-    if (!ok) {
-      failed = true;
-      if (impl_->options.stop_on_error) break;
-    }
-  }
-  std::vector<std::pair<GroupKind, k8s::ObjectKey>> deleted;
-  if (!failed && request.prune) {
-    co_await impl_->prune(*request.prune, keep, request.root, report, deleted);
+    failed = failed || !ok;
   }
 
-  // What the owned caches must show before the next decision about this root.
+  // What the owned caches must show before the next decision about this root: every
+  // object written or found as desired, with its hash, and none of those deleted.
   const std::lock_guard lock(impl_->expectations_mutex);
   if (report.writes() == 0) {
-    if (report.ok()) impl_->expectations.erase(request.root);  // caches agree already
+    if (report.ok()) impl_->expectations.erase(plan.root);  // caches agree already
     co_return report;
   }
   Impl::Expectation e;
-  e.deadline = std::chrono::steady_clock::now() + impl_->options.expectation_timeout;
-  if (!failed) {
-    for (std::size_t i = 0; i < request.desired.size(); ++i) {
-      const json::object& desired = request.desired[i];
-      const auto gvk = gvk_of(desired);
-      const json::object* md = nullptr;
-      if (const auto* v = desired.if_contains("metadata")) md = v->if_object();
-      if (!gvk || !md || !impl_->cache.has(GroupKind::of(*gvk))) continue;
-      e.present.push_back(
-          {GroupKind::of(*gvk), {string_at(*md, "namespace"), string_at(*md, "name")}, hashes[i]});
+  e.deadline = impl_->clock.now() + impl_->options.expectation_timeout;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const ApplyStep& step = plan.steps[i];
+    if (step.action != ApplyStep::Action::apply) continue;
+    const GroupKind gk = GroupKind::of(step.kind);
+    const ObjectOutcome* o = report.find(gk, step.key);
+    if (o == nullptr || o->result == ObjectResult::failed || o->result == ObjectResult::waiting ||
+        !impl_->cache.has(gk)) {
+      continue;
     }
+    e.present.push_back({gk, step.key, hashes[i]});
   }
   for (auto& d : deleted) {
     if (impl_->cache.has(d.first)) e.absent.push_back(std::move(d));
   }
-  impl_->expectations.insert_or_assign(request.root, std::move(e));
+  impl_->expectations.insert_or_assign(plan.root, std::move(e));
   co_return report;
 }
 
@@ -1003,49 +758,39 @@ std::uint64_t ApplyEngine::echoes() const {
   return impl_->echo_count.load();
 }
 
-k8s::EventHandler owner_event_handler(GroupKind owner, bool owner_namespaced, bool controller_only,
-                                      Enqueue enqueue, ApplyEngine& engine,
-                                      const GroupKind& owned) {
-  const k8s::EventHandler all =
-      owner_event_handler(std::move(owner), owner_namespaced, controller_only, std::move(enqueue));
+k8s::EventHandler without_own_writes(ApplyEngine& engine, const GroupKind& owned,
+                                     k8s::EventHandler handler) {
+  auto all = std::make_shared<const k8s::EventHandler>(std::move(handler));
   k8s::EventHandler h;
-  h.on_add = [all, &engine, owned](const k8s::ObjectPtr& o) {
-    if (!o) return;
-    engine.unless_own_write(owned, *o, OwnedEvent::added, [all, o] { all.on_add(o); });
-  };
-  h.on_update = [all, &engine, owned](const k8s::ObjectPtr& old_obj,
-                                      const k8s::ObjectPtr& new_obj) {
-    if (!new_obj) return;
-    engine.unless_own_write(owned, *new_obj, OwnedEvent::updated,
-                            [all, old_obj, new_obj] { all.on_update(old_obj, new_obj); });
-  };
-  h.on_delete = [all, &engine, owned](const k8s::ObjectPtr& o) {
-    if (!o) return;
-    engine.unless_own_write(owned, *o, OwnedEvent::deleted, [all, o] { all.on_delete(o); });
-  };
+  if (all->on_add) {
+    h.on_add = [all, &engine, owned](const k8s::ObjectPtr& o) {
+      if (!o) return;
+      engine.unless_own_write(owned, *o, OwnedEvent::added, [all, o] { all->on_add(o); });
+    };
+  }
+  if (all->on_update) {
+    h.on_update = [all, &engine, owned](const k8s::ObjectPtr& old_obj,
+                                        const k8s::ObjectPtr& new_obj) {
+      if (!new_obj) return;
+      engine.unless_own_write(owned, *new_obj, OwnedEvent::updated,
+                              [all, old_obj, new_obj] { all->on_update(old_obj, new_obj); });
+    };
+  }
+  if (all->on_delete) {
+    h.on_delete = [all, &engine, owned](const k8s::ObjectPtr& o) {
+      if (!o) return;
+      engine.unless_own_write(owned, *o, OwnedEvent::deleted, [all, o] { all->on_delete(o); });
+    };
+  }
   return h;
 }
 
-boost::asio::awaitable<k8s::ApiResult<void>> ApplyEngine::remove(const k8s::GroupVersionKind& gvk,
-                                                                 const k8s::ObjectKey& key) {
-  const GroupKind gk = GroupKind::of(gvk);
-  const k8s::ObjectPtr live = impl_->cache.get(gk, key);
-  if (!live || live->label(impl_->options.managed_by_label) !=
-                   std::optional<std::string_view>(impl_->options.managed_by_value)) {
-    co_return k8s::ApiResult<void>{};
-  }
-  if (!impl_->may_write()) {
-    k8s::ApiError e;
-    e.reason = "WritesDisabled";
-    e.message = "not deleting " + describe(gk, key) + ": this replica is not the leader";
-    co_return e;
-  }
-  k8s::DeleteOptions opts;
-  opts.precondition_uid = std::string(live->uid());
-  auto r = co_await impl_->delete_object(gvk, key, opts);
-  if (!r && !r.error().not_found()) co_return r.error();
-  if (r) impl_->count(gk, "delete");
-  co_return k8s::ApiResult<void>{};
+k8s::EventHandler owner_event_handler(GroupKind owner, bool owner_namespaced, bool controller_only,
+                                      Enqueue enqueue, ApplyEngine& engine,
+                                      const GroupKind& owned) {
+  return without_own_writes(
+      engine, owned,
+      owner_event_handler(std::move(owner), owner_namespaced, controller_only, std::move(enqueue)));
 }
 
 }  // namespace aop::runtime

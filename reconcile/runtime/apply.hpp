@@ -1,9 +1,10 @@
-// The apply engine: makes the cluster hold exactly the desired objects of one root.
+// The apply engine: makes the cluster hold what one root's ApplyPlan (apply_plan.hpp)
+// says, and reports what happened to each object.
 //
-// Given the desired objects (boost::json objects with apiVersion, kind, metadata) it
-// creates what is missing, updates what differs, and deletes the root's owned objects
-// that are no longer desired. Reads come from the informer caches of the owned kinds
-// (ObjectCache); the API server is read only to recover from a conflict.
+// Given the plan's steps in order (objects to apply, objects to delete if this operator
+// manages them, owned objects to prune) it creates what is missing, updates what
+// differs, and deletes what must go. Reads come from the informer caches of the owned
+// kinds (ObjectCache); the API server is read only to recover from a conflict.
 //
 // Idempotence. A SHA-256 of the desired object's canonical JSON (keys sorted) is stored
 // in an annotation (`hash_annotation`). A live object carrying the same hash is not
@@ -14,7 +15,7 @@
 // writes only if something it owns was changed. An object first seen after a restart is
 // taken as the baseline (no write) when its hash matches.
 //
-// What an update preserves (spec §3.11 of the Grafana Agent operator, configurable):
+// What an update preserves (the Grafana Agent operator's merge rules, configurable):
 //   * labels and annotations: live overlaid by desired (others' keys are kept, and so are
 //     keys the operator stopped setting);
 //   * ownerReferences: live plus desired ones whose UID is not present; a live
@@ -46,6 +47,8 @@
 //
 // Every write is gated by `may_write` (leader election): when it says no, nothing is
 // written and the report says so.
+//
+// Time (expectation and recreate deadlines) comes from the injected clock.
 #pragma once
 
 #include <functional>
@@ -65,6 +68,7 @@
 #include "k8s/api_client.hpp"
 #include "net/clock.hpp"
 #include "net/metrics.hpp"
+#include "reconcile/runtime/apply_plan.hpp"
 #include "reconcile/runtime/dependency_index.hpp"
 #include "reconcile/runtime/object_cache.hpp"
 
@@ -79,7 +83,8 @@ struct ApplyOptions {
   std::string managed_by_label = "app.kubernetes.io/managed-by";
   std::string managed_by_value;
 
-  // Spec §3.11 merge rules (true) or replacement by the desired values (false).
+  // Merge rules (true: labels, annotations and ownerReferences of others are kept) or
+  // replacement by the desired values (false).
   bool merge_labels = true;
   bool merge_annotations = true;
   bool merge_owner_references = true;
@@ -92,9 +97,10 @@ struct ApplyOptions {
   std::map<GroupKind, std::vector<JsonPath>> drift_ignore = default_drift_ignore();
 
   // Kinds recreated when an update is rejected as Invalid/NotAcceptable, with the delete
-  // options to use (spec: StatefulSets with gracePeriodSeconds 5).
+  // options to use (StatefulSets with gracePeriodSeconds 5, as upstream).
   std::map<GroupKind, k8s::DeleteOptions> recreate_on_invalid = default_recreate();
-  // How long to wait for a deleted object to be gone before creating it again.
+  // How long to wait (on the injected clock) for a deleted object to be gone before
+  // creating it again, and how often to ask the API server meanwhile.
   net::Duration recreate_timeout = std::chrono::seconds(60);
   net::Duration recreate_poll = std::chrono::milliseconds(200);
 
@@ -102,8 +108,8 @@ struct ApplyOptions {
   // How long caches_caught_up() waits for the owned caches to show a root's writes before
   // it gives up waiting (an object deleted by someone meanwhile never shows up).
   net::Duration expectation_timeout = std::chrono::seconds(10);
-  // Stop at the first failing object (spec §3.1: later steps are skipped); pruning is
-  // skipped whenever an object failed.
+  // Stop at the first failing step (later steps are skipped, as upstream does); pruning
+  // is skipped whenever an object failed.
   bool stop_on_error = true;
 
   // Leader election: writes happen only while this returns true (nullptr = always).
@@ -115,28 +121,26 @@ struct ApplyOptions {
   static std::map<GroupKind, k8s::DeleteOptions> default_recreate();
 };
 
-// Which live objects belong to the root, for pruning: objects of `kinds` carrying the
-// managed-by label, and
-//   * with an ownerReference to `owner_uid` when it is set (found through the cache's
-//     owner-UID index), restricted to `namespaces` when that is not empty;
-//   * else in one of `namespaces` (a controller whose objects carry no ownerReference,
-//     e.g. across namespaces), further filtered by `owned` when given.
-// Neither an owner UID nor namespaces: nothing is pruned.
-struct PruneScope {
-  std::vector<k8s::GroupVersionKind> kinds;
-  std::string owner_uid;
-  std::vector<std::string> namespaces;
-  std::function<bool(const k8s::Object&)> owned;
-  k8s::DeleteOptions delete_options{k8s::PropagationPolicy::background};
+// What became of one object of a plan.
+enum class ObjectResult {
+  created,
+  updated,
+  unchanged,  // already as desired: nothing written
+  recreated,  // deleted and created again (an immutable field changed)
+  deleted,    // deleted (delete_if_managed, or pruned)
+  absent,     // delete_if_managed: not there, or not managed by this operator
+  waiting,    // being deleted by someone: applied again once it is gone
+  failed,     // `error` says why; the steps after it did not run
 };
 
-struct ApplyRequest {
-  std::string root;                          // the root key, for logs
-  std::vector<boost::json::object> desired;  // applied in this order
-  std::optional<PruneScope> prune;           // nullopt: delete nothing
-  // content_hash() of each desired object when the caller has them already (computed
-  // off the io threads, or cached); any other size: the engine computes them.
-  std::vector<std::string> hashes;
+struct ObjectOutcome {
+  GroupKind kind;
+  k8s::ObjectKey key;
+  ObjectResult result = ObjectResult::unchanged;
+  // created, updated, recreated: the API server's answer (the object as written, e.g. a
+  // new workload's spec and status before the cache shows it).
+  boost::json::value written;
+  std::string error;  // failed: "<Kind> <namespace/name>: <what failed>"
 };
 
 struct ApplyReport {
@@ -146,9 +150,9 @@ struct ApplyReport {
   int deleted = 0;
   int recreated = 0;
   int conflicts = 0;
-  // The API server's answers to this apply's creates and updates, in order: the objects
-  // as written (e.g. a new workload's spec and status before the cache shows it).
-  std::vector<boost::json::value> written;
+  // Every object the steps acted on or decided about, in order (pruned objects where
+  // their prune step ran). Objects of steps that did not run are absent.
+  std::vector<ObjectOutcome> objects;
   // "<Kind> <namespace/name>: <what failed>", in order.
   std::vector<std::string> errors;
   bool write_blocked = false;  // may_write said no: nothing (more) was written
@@ -156,6 +160,8 @@ struct ApplyReport {
 
   bool ok() const { return errors.empty() && !write_blocked; }
   int writes() const { return created + updated + deleted + recreated; }
+  // The outcome of `kind` `key`, or nullptr when no step reached it.
+  const ObjectOutcome* find(const GroupKind& kind, const k8s::ObjectKey& key) const;
 };
 
 // What happened to an owned object, as an informer reports it.
@@ -163,14 +169,16 @@ enum class OwnedEvent { added, updated, deleted };
 
 class ApplyEngine {
  public:
-  // `client` and `cache` must outlive the engine.
-  ApplyEngine(k8s::ApiClient& client, const ObjectCache& cache, ApplyOptions options);
+  // `client`, `cache` and `clock` must outlive the engine.
+  ApplyEngine(k8s::ApiClient& client, const ObjectCache& cache, ApplyOptions options,
+              const net::Clock& clock = net::steady_clock());
   ~ApplyEngine();
   ApplyEngine(const ApplyEngine&) = delete;
   ApplyEngine& operator=(const ApplyEngine&) = delete;
 
-  // Applies one root's desired state. Safe to call concurrently for different roots.
-  boost::asio::awaitable<ApplyReport> apply(ApplyRequest request);
+  // Runs one root's plan (which must outlive the call). Safe to call concurrently for
+  // different roots.
+  boost::asio::awaitable<ApplyReport> apply(const ApplyPlan& plan);
 
   // Expectations (client-go's name for it): after an apply that wrote, the owned caches
   // lag behind the server for a moment, and a reconcile deciding on them would repeat
@@ -195,14 +203,9 @@ class ApplyEngine {
   // Echoes dropped so far.
   std::uint64_t echoes() const;
 
-  // Deletes one object (if present and managed); NotFound is success.
-  boost::asio::awaitable<k8s::ApiResult<void>> remove(const k8s::GroupVersionKind& gvk,
-                                                      const k8s::ObjectKey& key);
-
   const ApplyOptions& options() const;
 
-  // The hash stored in `hash_annotation`: SHA-256 (hex) of the canonical JSON of the
-  // object without that annotation, resourceVersion and status.
+  // content_hash() (apply_plan.hpp) with this engine's hash annotation.
   std::string content_hash(const boost::json::object& desired) const;
 
  private:
@@ -210,16 +213,17 @@ class ApplyEngine {
   std::unique_ptr<Impl> impl_;
 };
 
-// owner_event_handler() (dependency_index.hpp) for owned objects of kind `owned`, minus
-// the echoes of `engine`'s own writes (ApplyEngine::unless_own_write). `engine` must
-// outlive the informer the handler is added to.
+// `handler` for owned objects of kind `owned`, minus the echoes of `engine`'s own writes
+// (ApplyEngine::unless_own_write). `engine` must outlive the informer the handler is
+// added to.
+k8s::EventHandler without_own_writes(ApplyEngine& engine, const GroupKind& owned,
+                                     k8s::EventHandler handler);
+
+// owner_event_handler() (dependency_index.hpp) without the echoes of `engine`'s writes.
 k8s::EventHandler owner_event_handler(GroupKind owner, bool owner_namespaced, bool controller_only,
                                       Enqueue enqueue, ApplyEngine& engine, const GroupKind& owned);
 
-// Pure helpers, exposed for tests and for controllers.
-
-// JSON with object keys sorted at every level (deterministic bytes for hashing).
-std::string canonical_json(const boost::json::value& v);
+// Pure helpers (apply_merge.cpp), exposed for tests and for controllers.
 
 // True when every field of `desired` is present and equal in `live` (objects: subset of
 // keys; arrays: same length, element-wise subset; numbers compared by value).
@@ -232,7 +236,7 @@ boost::json::object update_body(const boost::json::object& desired, const boost:
                                 const ApplyOptions& options, const std::string& hash,
                                 bool drift_repair);
 
-// apiVersion + kind of a JSON object.
-std::optional<k8s::GroupVersionKind> gvk_of(const boost::json::object& obj);
+// True when `live` already has everything the update `body` would set: nothing to write.
+bool update_is_noop(const boost::json::object& body, const boost::json::object& live);
 
 }  // namespace aop::runtime

@@ -9,13 +9,12 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "net/log.hpp"
+#include "reconcile/runtime/clock_timer.hpp"
 
 namespace aop::runtime {
 
@@ -46,8 +45,8 @@ struct Controller::State : std::enable_shared_from_this<State> {
         roots(std::move(ls)),
         clock(c),
         queue(executor, queue_options(options), clock),
-        resync_strand(boost::asio::make_strand(executor)),
-        resync_timer(resync_strand),
+        resync_timer(executor, clock),
+        stop_timer(executor, clock),
         rng(std::random_device{}()),
         registry(options.registry ? *options.registry : net::metrics::registry()),
         reconcile_total(registry.counter("controller_runtime_reconcile_total",
@@ -100,7 +99,8 @@ struct Controller::State : std::enable_shared_from_this<State> {
     while (auto key = co_await queue.get()) {
       co_await process(*key);
     }
-    --workers_running;
+    // The last worker out tells stop() (the completion signal it waits on).
+    if (--workers_running == 0) stop_timer.notify();
   }
 
   boost::asio::awaitable<void> process(const std::string& key) {
@@ -165,13 +165,13 @@ struct Controller::State : std::enable_shared_from_this<State> {
         static_cast<Duration::rep>(static_cast<double>(options.resync_period.count()) * factor));
   }
 
-  boost::asio::awaitable<void> resync_loop() {
-    // Runs on resync_strand, which owns resync_timer and rng.
-    while (!shutting_down.load()) {
-      resync_timer.expires_after(next_resync_delay());
-      boost::system::error_code ec;
-      co_await resync_timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-      if (ec || shutting_down.load()) break;
+  boost::asio::awaitable<void> resync_loop(TimePoint due) {
+    // The only user of resync_timer and rng (after start()).
+    for (bool first = true; !shutting_down.load(); first = false) {
+      if (!first) due = clock.now() + next_resync_delay();
+      ClockTimer::Woke woke = ClockTimer::Woke::notified;
+      while (woke == ClockTimer::Woke::notified) woke = co_await resync_timer.wait_until(due);
+      if (woke == ClockTimer::Woke::cancelled || shutting_down.load()) break;
       net::log::debug("periodic resync", {{"controller", options.name}});
       resync();
     }
@@ -200,7 +200,7 @@ struct Controller::State : std::enable_shared_from_this<State> {
   void shut_down() {
     if (shutting_down.exchange(true)) return;
     queue.shut_down();
-    boost::asio::post(resync_strand, [self = shared_from_this()] { self->resync_timer.cancel(); });
+    resync_timer.cancel();
   }
 
   boost::asio::any_io_executor executor;
@@ -210,9 +210,9 @@ struct Controller::State : std::enable_shared_from_this<State> {
   const net::Clock& clock;
   RateLimitedQueue queue;
 
-  boost::asio::strand<boost::asio::any_io_executor> resync_strand;
-  boost::asio::steady_timer resync_timer;  // owned by resync_strand
-  std::mt19937_64 rng;                     // owned by resync_strand
+  ClockTimer resync_timer;  // waited on by resync_loop only (thread-safe pokes)
+  ClockTimer stop_timer;    // waited on by stop(); notified by the last worker
+  std::mt19937_64 rng;      // owned by resync_loop
 
   struct KeyStrand {
     boost::asio::strand<boost::asio::any_io_executor> strand;
@@ -256,8 +256,11 @@ void Controller::start() {
         state_->executor, [s = state_]() { return s->work(); }, boost::asio::detached);
   }
   if (state_->options.resync_period > Duration::zero()) {
+    // The first period counts from now, not from whenever the loop first runs.
+    const TimePoint due = state_->clock.now() + state_->next_resync_delay();
     boost::asio::co_spawn(
-        state_->resync_strand, [s = state_]() { return s->resync_loop(); }, boost::asio::detached);
+        state_->executor, [s = state_, due]() { return s->resync_loop(due); },
+        boost::asio::detached);
   }
   net::log::info("controller started",
                  {{"controller", state_->options.name}, {"workers", workers}});
@@ -268,19 +271,18 @@ void Controller::shut_down() {
 }
 
 boost::asio::awaitable<bool> Controller::stop(Duration deadline) {
-  state_->shut_down();
-  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-  const auto until = std::chrono::steady_clock::now() + deadline;
+  const auto s = state_;
+  s->shut_down();
+  const TimePoint until = s->clock.now() + deadline;
   while (!stopped()) {
-    if (std::chrono::steady_clock::now() >= until) {
+    const ClockTimer::Woke woke = co_await s->stop_timer.wait_until(until);
+    if (stopped()) break;
+    if (woke != ClockTimer::Woke::notified) {
       net::log::warn("controller stop: reconciles still running at the deadline",
-                     {{"controller", state_->options.name},
-                      {"in_flight", static_cast<std::uint64_t>(state_->queue.processing())}});
+                     {{"controller", s->options.name},
+                      {"in_flight", static_cast<std::uint64_t>(s->queue.processing())}});
       co_return false;
     }
-    timer.expires_after(std::chrono::milliseconds(5));
-    boost::system::error_code ec;
-    co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
   }
   co_return true;
 }
@@ -295,6 +297,12 @@ void Controller::enqueue_after(const std::string& key, Duration delay) {
 
 void Controller::resync_now() {
   state_->resync();
+}
+
+void Controller::poll() {
+  state_->queue.poll();
+  state_->resync_timer.wake();
+  state_->stop_timer.wake();
 }
 
 bool Controller::stopped() const {

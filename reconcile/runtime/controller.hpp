@@ -15,6 +15,9 @@
 // A timer enqueues every root every resync period (default 10 min, plus up to 10 %
 // jitter so replicas and controllers do not resync in lockstep).
 //
+// Time comes from the injected clock: the resync timer, backoff and requeue delays (the
+// queue) and stop()'s deadline. With a FakeClock, tests advance it and call poll().
+//
 // Metrics with controller-runtime's names, label `controller`:
 // controller_runtime_reconcile_total{controller,result}, _reconcile_errors_total,
 // _terminal_reconcile_errors_total, _reconcile_time_seconds, _active_workers,
@@ -92,8 +95,8 @@ class Controller {
   void start();
 
   // Stops taking new work (the queue drains or abandons per its options), cancels the
-  // resync timer and waits for in-flight reconciles to finish, up to `deadline`.
-  // Returns true when every worker finished in time.
+  // resync timer and waits for in-flight reconciles to finish (the last worker signals
+  // it), up to `deadline` on the clock. Returns true when every worker finished in time.
   boost::asio::awaitable<bool> stop(Duration deadline);
   // The same without waiting (e.g. from a signal handler); stop() can follow.
   void shut_down();
@@ -103,6 +106,10 @@ class Controller {
   void enqueue_after(const std::string& key, Duration delay);
   // Enqueues every root now (what the resync timer does).
   void resync_now();
+  // Looks at the clock again: promotes due delayed keys, runs a due resync, ends a
+  // stop() whose deadline passed. The timers do this by themselves with the real clock;
+  // tests with a FakeClock call it after advancing the clock.
+  void poll();
 
   bool started() const { return started_.load(); }
   bool stopped() const;  // shut down and every worker has returned

@@ -40,6 +40,11 @@ struct ModuleContext {
   int workers = 4;
   Duration resync_period = std::chrono::minutes(10);
   QueueOptions queue;
+  // Every delay, deadline and timer of the module reads this clock (nullptr: the real
+  // one); tests substitute a net::FakeClock.
+  const net::Clock* clock = nullptr;
+
+  const net::Clock& time() const { return clock != nullptr ? *clock : net::steady_clock(); }
 };
 
 class ControllerModule {

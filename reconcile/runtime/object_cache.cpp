@@ -2,11 +2,6 @@
 
 #include <algorithm>
 
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 namespace aop::runtime {
 
 k8s::IndexFunc owner_uid_index() {
@@ -62,22 +57,6 @@ std::vector<k8s::ObjectPtr> InformerCache::owned_by(const GroupKind& kind,
 
 bool InformerCache::has(const GroupKind& kind) const {
   return find(kind) != nullptr;
-}
-
-boost::asio::awaitable<bool> wait_for_sync(std::vector<const k8s::Informer*> informers,
-                                           std::chrono::milliseconds timeout) {
-  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const bool synced = std::all_of(informers.begin(), informers.end(),
-                                    [](const k8s::Informer* i) { return !i || i->has_synced(); });
-    if (synced) co_return true;
-    if (std::chrono::steady_clock::now() >= deadline) co_return false;
-    timer.expires_after(std::chrono::milliseconds(50));
-    boost::system::error_code ec;
-    co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-    if (ec) co_return false;  // cancelled: shutting down
-  }
 }
 
 }  // namespace aop::runtime

@@ -3,14 +3,11 @@
 // anything must be written, and finds owned objects to prune through an owner-UID index.
 #pragma once
 
-#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "k8s/informer.hpp"
 #include "k8s/object.hpp"
@@ -62,10 +59,5 @@ class InformerCache final : public ObjectCache {
   const Entry* find(const GroupKind& kind) const;
   std::map<GroupKind, Entry> entries_;
 };
-
-// Waits until every informer has synced, or `timeout` passes (checking every 50 ms).
-// Returns whether they all synced. For start-up: controllers start after this.
-boost::asio::awaitable<bool> wait_for_sync(std::vector<const k8s::Informer*> informers,
-                                           std::chrono::milliseconds timeout);
 
 }  // namespace aop::runtime

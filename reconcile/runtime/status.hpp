@@ -21,6 +21,7 @@
 #include "k8s/api_client.hpp"
 #include "k8s/event_recorder.hpp"
 #include "k8s/object.hpp"
+#include "net/clock.hpp"
 
 namespace aop::runtime {
 
@@ -50,9 +51,7 @@ struct StatusUpdate {
 };
 
 struct StatusWriterOptions {
-  std::function<std::chrono::system_clock::time_point()> now = [] {
-    return std::chrono::system_clock::now();
-  };
+  std::function<net::WallTime()> now = [] { return net::wall_clock().now(); };
   std::function<bool()> may_write;  // leader election; nullptr = always
   int conflict_retries = 3;
 };

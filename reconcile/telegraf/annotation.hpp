@@ -1,5 +1,5 @@
-// The telegraf annotation (spec 2.1): a YAML document listing Prometheus endpoints,
-// in one of three shapes:
+// The telegraf annotation (README: telegraf controller): a YAML document listing Prometheus
+// endpoints, in one of three shapes:
 //
 //   - name: http://host:port/metrics          # 1. a list of single-key maps
 //   name: http://host:port/metrics            # 2. one map

@@ -1,4 +1,4 @@
-// The generated telegraf configuration (spec 4).
+// The generated telegraf configuration (telegraf.conf).
 //
 // Every `key = value` line is produced by toml++ (a one-entry table printed with
 // toml::toml_formatter), so keys are quoted and strings escaped by the library, never

@@ -11,10 +11,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
@@ -22,7 +18,9 @@
 #include "k8s/informer.hpp"
 #include "net/log.hpp"
 #include "reconcile/runtime/apply.hpp"
+#include "reconcile/runtime/clock_timer.hpp"
 #include "reconcile/runtime/controller.hpp"
+#include "reconcile/runtime/dependency_index.hpp"
 #include "reconcile/runtime/object_cache.hpp"
 #include "reconcile/runtime/status.hpp"
 #include "reconcile/telegraf/objects.hpp"
@@ -64,10 +62,9 @@ constexpr std::string_view kTargetIndex = "aop.telegraf.target";
 // A Deployment whose objects are being deleted (someone's kubectl delete, a namespace
 // going away) is looked at again after this long.
 constexpr auto kWaitingRetry = std::chrono::seconds(2);
-// A target whose last writes the caches do not show yet is looked at again this soon,
-// and at most this long after the writes (see Expectation).
-constexpr auto kExpectationRetry = std::chrono::milliseconds(20);
-constexpr auto kExpectationTimeout = std::chrono::seconds(10);
+// A target whose last writes the caches do not show yet is looked at again this soon
+// (the apply engine's expectations: the watch usually delivers them within milliseconds).
+constexpr auto kCatchUpRetry = std::chrono::milliseconds(20);
 
 // An ObjectCache over the factory's KindCaches of the owned kinds, for the apply engine.
 // Filled in the constructor; read-only (and thread-safe) afterwards.
@@ -151,6 +148,22 @@ struct Subject {
   k8s::ObjectPtr object;
 };
 
+// What a reconcile of one target read.
+struct TargetRead {
+  k8s::ObjectPtr ns_obj;  // the target Namespace (nullptr: it does not exist)
+  std::vector<Source> sources;
+  std::vector<Problem> problems;
+  std::map<std::string, Subject> considered;  // by SourceRef::str(): where problems go
+  bool apps_synced = true;
+};
+
+runtime::GroupKind namespace_kind() {
+  return runtime::GroupKind::of(namespace_gvk());
+}
+runtime::GroupKind application_kind() {
+  return runtime::GroupKind::of(application_gvk());
+}
+
 }  // namespace
 
 struct TelegrafController::State : std::enable_shared_from_this<State> {
@@ -181,10 +194,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
             "endpoint conflicts), each counted once per source and message.",
             {"controller", "reason"})) {}
 
-  ~State() {
-    const std::lock_guard lock(discovery_mutex);
-    if (discovery_timer != nullptr) discovery_timer->cancel();
-  }
+  ~State() { discovery_timer.cancel(); }
 
   // --- wiring -------------------------------------------------------------------------
 
@@ -207,7 +217,6 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
       spec.label_selector = managed;
       spec.transform.metadata_only = metadata_only;
       k8s::KindCache& cache = ctx.informers->cache(spec);
-      cache.add_handler(owned_handler(weak));
       owned.add(gvk, cache);
       return &cache;
     };
@@ -227,7 +236,14 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
       return self && self->may_write();
     };
     ao.registry = &registry;
-    engine = std::make_unique<runtime::ApplyEngine>(*ctx.client, owned, std::move(ao));
+    engine = std::make_unique<runtime::ApplyEngine>(*ctx.client, owned, std::move(ao), ctx.time());
+    // Owned objects: their namespace, except for the echoes of the engine's own writes.
+    for (const auto& [gvk, cache] :
+         {std::pair{config_map_gvk(), config_maps}, std::pair{secret_gvk(), secrets},
+          std::pair{deployment_gvk(), deployments}}) {
+      cache->add_handler(
+          runtime::without_own_writes(*engine, runtime::GroupKind::of(gvk), owned_handler(weak)));
+    }
 
     if (options.token_secret) {
       k8s::InformerOptions io;
@@ -257,7 +273,8 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
         [weak] {
           const auto self = weak.lock();
           return self ? self->roots() : std::vector<std::string>{};
-        });
+        },
+        ctx.time());
   }
 
   // Whether the owned caches have delivered their first list (sticky once true).
@@ -371,6 +388,8 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     return h;
   }
 
+  // Applications: the targets that read one (the dependency index) and the one it points
+  // at now. Moving an Application's destination thus cleans up the old target.
   static k8s::EventHandler application_handler(const std::weak_ptr<State>& weak) {
     k8s::EventHandler h;
     h.on_add = [weak](const k8s::ObjectPtr& o) {
@@ -386,15 +405,14 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
       const auto self = weak.lock();
       if (!self) return;
       const auto& key = self->options.annotation_key;
-      const auto old_target = self->application_target(*old_obj);
       const auto new_target = self->application_target(*new_obj);
-      if (old_obj->annotation(key) == new_obj->annotation(key) && old_target == new_target &&
+      if (old_obj->annotation(key) == new_obj->annotation(key) &&
+          self->application_target(*old_obj) == new_target &&
           old_obj->being_deleted() == new_obj->being_deleted()) {
         return;  // nothing a telegraf depends on (status, sync results, ...)
       }
-      // The target it fed before must lose its endpoints; the new one gains them.
-      if (old_target) self->enqueue(*old_target);
-      if (new_target && new_target != old_target) self->enqueue(*new_target);
+      self->enqueue_readers(*new_obj);
+      if (new_target) self->enqueue(*new_target);
       if (self->annotated(*new_obj) && !new_target) self->report_untargeted(new_obj);
     };
     h.on_delete = [weak](const k8s::ObjectPtr& o) {
@@ -402,23 +420,29 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
       if (!self) return;
       self->forget_source(
           SourceRef{SourceKind::application, std::string(o->ns()), std::string(o->name()), {}});
+      self->enqueue_readers(*o);
       if (auto t = self->application_target(*o)) self->enqueue(*t);
     };
     return h;
   }
 
-  // Objects the controller created: a deletion or someone else's edit reconciles their
-  // namespace. Adds and new-content updates are the controller's own writes, except
-  // during the first list (objects from before a restart, possibly orphaned).
+  // The targets whose last reconcile read Application `app`.
+  void enqueue_readers(const k8s::Object& app) {
+    for (const auto& root :
+         index.affected(application_kind(), app.ns(), app.name(), app.labels())) {
+      enqueue(root);
+    }
+  }
+
+  // Objects the controller created (the echoes of its own writes are dropped before this
+  // handler, runtime::without_own_writes): someone's creation, edit or deletion of one
+  // reconciles its namespace; so do objects from before a restart, as the caches list them.
   static k8s::EventHandler owned_handler(const std::weak_ptr<State>& weak) {
     k8s::EventHandler h;
     h.on_add = [weak](const k8s::ObjectPtr& o) {
-      const auto self = weak.lock();
-      if (self && !self->owned_synced()) self->enqueue(std::string(o->ns()));
+      if (const auto self = weak.lock()) self->enqueue(std::string(o->ns()));
     };
     h.on_update = [weak](const k8s::ObjectPtr& old_obj, const k8s::ObjectPtr& new_obj) {
-      const auto hash = kAppliedHashAnnotation;
-      if (old_obj->annotation(hash) != new_obj->annotation(hash)) return;  // our new content
       // Same generation of a Deployment: status or metadata only (the Deployment
       // controller's progress reports), nothing the telegraf controller writes.
       if (new_obj->generation() > 0 && old_obj->generation() == new_obj->generation() &&
@@ -522,11 +546,11 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   }
 
   static asio::awaitable<void> discovery_loop(std::weak_ptr<State> weak) {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
     bool discovered_once = false;
     bool said = false;
     for (;;) {
-      net::Duration period{};
+      runtime::ClockTimer* timer = nullptr;
+      net::TimePoint due;
       {
         const auto self = weak.lock();
         if (!self || self->stopping.load()) co_return;
@@ -539,14 +563,13 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
                            {{"controller", self->settings.name}, {"error", r.error().describe()}});
           }
         }
+        self->discovery_done.store(true);
         if (self->application_crd_served()) {
-          self->discovery_done.store(true);
           if (self->stopping.load()) co_return;
           self->start_applications();
           co_return;
         }
-        self->discovery_done.store(true);
-        period = self->settings.application_discovery_period;
+        const net::Duration period = self->settings.application_discovery_period;
         if (!said) {
           said = true;
           net::log::info(
@@ -557,26 +580,19 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
                 static_cast<std::int64_t>(
                     std::chrono::duration_cast<std::chrono::milliseconds>(period).count())}});
         }
-        const std::lock_guard lock(self->discovery_mutex);
-        if (self->stopping.load()) co_return;
-        self->discovery_timer = &timer;
+        timer = &self->discovery_timer;
+        due = self->ctx.time().now() + period;
       }
-      timer.expires_after(period);
-      boost::system::error_code ec;
-      co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      {
-        const auto self = weak.lock();
-        if (!self) co_return;
-        {
-          const std::lock_guard lock(self->discovery_mutex);
-          self->discovery_timer = nullptr;
-        }
-        if (self->stopping.load()) co_return;
-        auto r = co_await self->ctx.client->discover();
-        if (!r) {
-          net::log::debug("API discovery failed; will try again",
-                          {{"controller", self->settings.name}, {"error", r.error().describe()}});
-        }
+      // The state (and the timer) outlives the wait: the State's destructor cancels it,
+      // and the frame holds no reference to the State meanwhile.
+      const auto woke = co_await timer->wait_until(due);
+      if (woke == runtime::ClockTimer::Woke::cancelled) co_return;
+      const auto self = weak.lock();
+      if (!self || self->stopping.load()) co_return;
+      auto r = co_await self->ctx.client->discover();
+      if (!r) {
+        net::log::debug("API discovery failed; will try again",
+                        {{"controller", self->settings.name}, {"error", r.error().describe()}});
       }
     }
   }
@@ -603,7 +619,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
         for (const Problem& p : problems) {
           if (p.source.str() != ref) continue;
           now.insert(p.message);
-          if (p.reason != reason::kEndpointConflict) invalid = true;
+          if (p.reason != ProblemReason::endpoint_conflict) invalid = true;
         }
         const std::string uid(subject.object->uid());
         auto it = reported.find(ref);
@@ -632,14 +648,15 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
       invalid_gauge.set(static_cast<double>(invalid_count));
     }
     for (const auto& [p, subject] : emit) {
-      problems_total.with({settings.name, p->reason}).inc();
+      const std::string reason(reason_name(p->reason));
+      problems_total.with({settings.name, reason}).inc();
       net::log::warn("telegraf source problem", {{"controller", settings.name},
                                                  {"source", p->source.str()},
-                                                 {"reason", p->reason},
+                                                 {"reason", reason},
                                                  {"message", p->message}});
       if (ctx.events != nullptr) {
         ctx.events->record(runtime::event_subject(subject->gvk, *subject->object),
-                           k8s::EventType::warning, p->reason, p->message);
+                           k8s::EventType::warning, reason, p->message);
       }
     }
   }
@@ -669,57 +686,6 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     std::size_t invalid_count = 0;
     for (const auto& [r, rep] : reported) invalid_count += rep.invalid ? 1 : 0;
     invalid_gauge.set(static_cast<double>(invalid_count));
-  }
-
-  // --- expectations: the caches must show our own writes before we look again ---------
-  //
-  // The owned kinds are three informers: right after a reconcile wrote, an event of one
-  // of them (our own deletion of the ConfigMap, say) can start the next reconcile while
-  // another still holds the state from before (the Deployment not yet deleted). Deciding
-  // on that would repeat the write (a DELETE answered 404, a create answered
-  // AlreadyExists). So a reconcile that wrote records what the caches must show (each
-  // desired object with its content hash, each pruned object gone), and the next
-  // reconcile of that target waits, briefly, until they do (client-go's ReplicaSet
-  // controller keeps "expectations" for the same reason).
-
-  struct Expectation {
-    struct Present {
-      runtime::GroupKind kind;
-      std::string name;
-      std::string hash;
-    };
-    std::vector<Present> present;
-    std::vector<std::pair<runtime::GroupKind, std::string>> absent;
-    std::chrono::steady_clock::time_point deadline;
-  };
-
-  void expect(const std::string& ns, Expectation e) {
-    const std::lock_guard lock(expectations_mutex);
-    expectations.insert_or_assign(ns, std::move(e));
-  }
-
-  // True when nothing is expected for `ns`, or the caches show it, or it is overdue (a
-  // cache that never shows it, e.g. because someone deleted the object meanwhile, must
-  // not block the target for long).
-  bool expectations_met(const std::string& ns) {
-    const std::lock_guard lock(expectations_mutex);
-    const auto it = expectations.find(ns);
-    if (it == expectations.end()) return true;
-    const Expectation& e = it->second;
-    bool met = std::chrono::steady_clock::now() >= e.deadline;
-    if (!met) {
-      met = std::all_of(e.present.begin(), e.present.end(),
-                        [&](const Expectation::Present& p) {
-                          const auto o = owned.get(p.kind, k8s::ObjectKey{ns, p.name});
-                          return o && o->annotation(kAppliedHashAnnotation) ==
-                                          std::optional<std::string_view>(p.hash);
-                        }) &&
-            std::none_of(e.absent.begin(), e.absent.end(), [&](const auto& a) {
-              return owned.get(a.first, k8s::ObjectKey{ns, a.second}) != nullptr;
-            });
-    }
-    if (met) expectations.erase(it);
-    return met;
   }
 
   // --- the reconcile ----------------------------------------------------------------------
@@ -768,126 +734,138 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     return false;
   }
 
+  // One target namespace: read its sources, plan it, apply the plan, and record what
+  // happened (telegraf has no status subresource: gauges, Events and a log line).
   asio::awaitable<ReconcileResult> reconcile(const std::string& ns) {
     if (!in_scope(ns)) {
-      bool first = false;
-      {
-        const std::lock_guard lock(targets_mutex);
-        first = out_of_scope.insert(ns).second;
-      }
-      if (first) {
-        net::log::warn("a telegraf source points at a namespace outside --namespaces; skipped",
-                       {{"controller", settings.name}, {"namespace", ns}});
-      }
+      skip_out_of_scope(ns);
       co_return ReconcileResult::ok();
     }
-    if (!namespaces->has_synced() || !owned_synced() ||
-        (token_informer && !token_informer->has_synced())) {
-      co_return ReconcileResult::requeue(settings.not_synced_retry);
-    }
-    if (!expectations_met(ns)) co_return ReconcileResult::requeue(kExpectationRetry);
-    const auto apps = application_informers();
-    const bool apps_synced =
-        std::all_of(apps.begin(), apps.end(), [](k8s::Informer* i) { return i->has_synced(); });
+    if (!caches_synced()) co_return ReconcileResult::requeue(settings.not_synced_retry);
+    // Our own last writes must show in the caches before deciding again: a reconcile
+    // started by one of them would otherwise repeat a write (a DELETE answered 404, a
+    // create answered AlreadyExists).
+    if (!engine->caches_caught_up(ns)) co_return ReconcileResult::requeue(kCatchUpRetry);
 
-    // Sources pointing here, and the objects their problems are reported on.
-    std::vector<Source> sources;
-    std::vector<Problem> problems;
-    std::map<std::string, Subject> considered;
-    const auto read = [&](const k8s::ObjectPtr& o, const k8s::GroupVersionKind& gvk) {
-      SourceRead r = read_source(o->to_json(), options);
-      for (Problem& p : r.problems) {
-        considered[p.source.str()] = {gvk, o};
-        problems.push_back(std::move(p));
-      }
-      if (r.source) {
-        considered[r.source->ref.str()] = {gvk, o};
-        sources.push_back(std::move(*r.source));
-      }
-    };
-    const k8s::ObjectPtr ns_obj = namespaces->get(k8s::ObjectKey{"", ns});
-    if (ns_obj && annotated(*ns_obj)) read(ns_obj, namespace_gvk());
-    for (k8s::Informer* i : apps) {
-      for (const auto& app : i->store().by_index(kTargetIndex, ns)) read(app, application_gvk());
-    }
-    TargetPlan plan = plan_target(ns, sources);
-    for (Problem& p : plan.problems) problems.push_back(std::move(p));
-    report(considered, problems);
-
+    // Read.
+    TargetRead read = read_target(ns);
+    // Compute.
+    const TargetPlan plan = plan_target(ns, read.sources);
+    read.problems.insert(read.problems.end(), plan.problems.begin(), plan.problems.end());
+    report(read.considered, read.problems);
     if (plan.held()) {
       // The last good configuration keeps running; the invalid source's fix (an event)
       // brings this target back.
       co_return ReconcileResult::ok();
     }
-    if (!ns_obj || ns_obj->being_deleted()) {
+    if (!read.ns_obj || read.ns_obj->being_deleted()) {
       // Nothing can be created in a namespace that does not exist (or is going away);
       // whatever is in it goes with it. Its creation is an event that brings us back.
       set_deployed(ns, std::nullopt);
       co_return ReconcileResult::ok();
     }
-    if (!apps_synced && fed_by_applications(ns)) {
+    if (!read.apps_synced && fed_by_applications(ns)) {
       co_return ReconcileResult::requeue(settings.not_synced_retry);
     }
+    auto desired = desired_plan(ns, plan);
+    if (!desired) co_return ReconcileResult::terminal_error(desired.error().message);
 
-    std::optional<DesiredObjects> desired;
+    // Apply.
+    const runtime::ApplyReport report = co_await engine->apply(*desired);
+
+    // Record.
+    co_return applied(ns, plan, desired->applies() > 0, report);
+  }
+
+  void skip_out_of_scope(const std::string& ns) {
+    bool first = false;
+    {
+      const std::lock_guard lock(targets_mutex);
+      first = out_of_scope.insert(ns).second;
+    }
+    if (first) {
+      net::log::warn("a telegraf source points at a namespace outside --namespaces; skipped",
+                     {{"controller", settings.name}, {"namespace", ns}});
+    }
+  }
+
+  bool caches_synced() const {
+    return namespaces->has_synced() && owned_synced() &&
+           (!token_informer || token_informer->has_synced());
+  }
+
+  // The sources pointing at `ns`, their problems and the objects to report them on; what
+  // was read goes to the dependency index (a change of a read Application reconciles
+  // `ns` again, also when it stops pointing here).
+  TargetRead read_target(const std::string& ns) {
+    TargetRead r;
+    runtime::RootDependencies deps;
+    deps.objects.push_back({namespace_kind(), {"", ns}});
+    const auto read = [&](const k8s::ObjectPtr& o, const k8s::GroupVersionKind& gvk) {
+      SourceRead sr = read_source(o->to_json(), options);
+      for (Problem& p : sr.problems) {
+        r.considered[p.source.str()] = {gvk, o};
+        r.problems.push_back(std::move(p));
+      }
+      if (sr.source) {
+        r.considered[sr.source->ref.str()] = {gvk, o};
+        r.sources.push_back(std::move(*sr.source));
+      }
+    };
+    r.ns_obj = namespaces->get(k8s::ObjectKey{"", ns});
+    if (r.ns_obj && annotated(*r.ns_obj)) read(r.ns_obj, namespace_gvk());
+    for (k8s::Informer* i : application_informers()) {
+      r.apps_synced = r.apps_synced && i->has_synced();
+      for (const auto& app : i->store().by_index(kTargetIndex, ns)) {
+        read(app, application_gvk());
+        deps.objects.push_back({application_kind(), app->key()});
+      }
+    }
+    index.set(ns, std::move(deps));
+    return r;
+  }
+
+  // The objects `plan` calls for in `ns` (none: clean-up) and the pruning of the rest.
+  // An error when the token Secret is configured but missing: nothing is written until it
+  // exists, and its arrival is an event.
+  Result<runtime::ApplyPlan> desired_plan(const std::string& ns, const TargetPlan& plan) {
     std::optional<std::string> token;
     if (!plan.endpoints.empty() && options.token_secret) {
       token = read_token();
       if (!token) {
-        co_return ReconcileResult::terminal_error(
-            "the InfluxDB token Secret " + options.token_secret->str() +
-            " does not exist or lacks the key; telegraf in namespace " + ns +
-            " is not written until it does");
+        return make_error("the InfluxDB token Secret " + options.token_secret->str() +
+                          " does not exist or lacks the key; telegraf in namespace " + ns +
+                          " is not written until it does");
       }
     }
-    desired = build_objects(plan, options, token);
+    std::optional<DesiredObjects> desired = build_objects(plan, options, token);
     if (desired && token) set_token_hash(desired->deployment, *token);
-
-    runtime::ApplyRequest request;
-    request.root = ns;
-    if (desired) request.desired = desired->all();
+    runtime::ApplyPlan out;
+    out.root = ns;
+    if (desired) {
+      for (auto& o : desired->all()) out.apply(std::move(o));
+    }
+    // Only the controller's own objects, and only those whose sources annotation it can
+    // read (an object it cannot judge is left alone).
     runtime::PruneScope prune;
     prune.kinds = {config_map_gvk(), secret_gvk(), deployment_gvk()};
     prune.namespaces = {ns};
-    // Only the controller's own objects, and only those whose sources annotation it can
-    // read (an object it cannot judge is left alone).
     prune.owned = prunable;
-    request.prune = std::move(prune);
+    out.prune(std::move(prune));
+    return out;
+  }
 
-    // What the caches must show once this apply's writes have come back through them.
-    Expectation expectation;
-    expectation.deadline = std::chrono::steady_clock::now() + kExpectationTimeout;
-    std::set<std::pair<runtime::GroupKind, std::string>> desired_keys;
-    for (const json::object& o : request.desired) {
-      const auto gvk = runtime::gvk_of(o);
-      const std::string name(o.at("metadata").at("name").as_string());
-      desired_keys.emplace(runtime::GroupKind::of(*gvk), name);
-      expectation.present.push_back({runtime::GroupKind::of(*gvk), name, engine->content_hash(o)});
-    }
-    for (const auto& gvk : request.prune->kinds) {
-      const auto gk = runtime::GroupKind::of(gvk);
-      for (const auto& o : owned.list(gk, ns)) {
-        if (o->being_deleted() || !prunable(*o) ||
-            o->label("app.kubernetes.io/managed-by") !=
-                std::optional<std::string_view>(options.managed_by) ||
-            desired_keys.contains({gk, std::string(o->name())})) {
-          continue;
-        }
-        expectation.absent.emplace_back(gk, std::string(o->name()));
-      }
-    }
-
-    const runtime::ApplyReport report = co_await engine->apply(std::move(request));
-    if (report.write_blocked) co_return ReconcileResult::ok();  // not leading: no writes
+  ReconcileResult applied(const std::string& ns, const TargetPlan& plan, bool deployed,
+                          const runtime::ApplyReport& report) {
+    if (report.write_blocked) return ReconcileResult::ok();  // not leading: no writes
     if (!report.ok()) {
       std::string message;
       for (const auto& e : report.errors) message += (message.empty() ? "" : "; ") + e;
-      co_return ReconcileResult::failed(std::move(message));
+      return ReconcileResult::failed(std::move(message));
     }
-    set_deployed(ns, desired ? std::optional<std::size_t>(plan.endpoints.size()) : std::nullopt);
+    set_deployed(ns, deployed ? std::optional<std::size_t>(plan.endpoints.size()) : std::nullopt);
     if (report.writes() > 0) {
-      expect(ns, std::move(expectation));
-      net::log::info(desired ? "telegraf applied" : "telegraf removed",
+      net::log::info(deployed ? "telegraf applied" : "telegraf removed",
                      {{"controller", settings.name},
                       {"namespace", ns},
                       {"sources", sources_annotation(plan.sources)},
@@ -896,8 +874,8 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
                       {"updated", report.updated},
                       {"deleted", report.deleted}});
     }
-    if (report.waiting) co_return ReconcileResult::requeue(kWaitingRetry);
-    co_return ReconcileResult::ok();
+    if (report.waiting) return ReconcileResult::requeue(kWaitingRetry);
+    return ReconcileResult::ok();
   }
 
   runtime::ModuleContext ctx;
@@ -917,6 +895,8 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   KindCacheView owned;
   std::unique_ptr<runtime::ApplyEngine> engine;
   std::unique_ptr<k8s::Informer> token_informer;
+  // What each target read (its Namespace, the Applications pointing at it).
+  runtime::DependencyIndex index;
 
   mutable std::mutex apps_mutex;  // owns applications (filled once, when the CRD is served)
   std::vector<std::unique_ptr<k8s::Informer>> applications;
@@ -930,17 +910,14 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   std::atomic<bool> reconciling{false};
   std::atomic<bool> stopping{false};
 
-  std::mutex discovery_mutex;  // owns discovery_timer
-  asio::steady_timer* discovery_timer = nullptr;
+  // Paces the discovery polls while the Application CRD is not served.
+  runtime::ClockTimer discovery_timer{ctx.executor, ctx.time()};
 
   std::mutex token_mutex;  // owns last_token_hash
   std::string last_token_hash;
 
   std::mutex problems_mutex;                 // owns reported
   std::map<std::string, Reported> reported;  // by SourceRef::str()
-
-  std::mutex expectations_mutex;                              // owns expectations
-  std::unordered_map<std::string, Expectation> expectations;  // by target namespace
 
   mutable std::mutex targets_mutex;  // owns deployed, endpoint_total, reconcile_counts,
                                      // out_of_scope
@@ -966,10 +943,7 @@ TelegrafController::~TelegrafController() {
   state_->stopping.store(true);
   state_->reconciling.store(false);
   if (const auto c = state_->current_controller()) c->shut_down();
-  {
-    const std::lock_guard lock(state_->discovery_mutex);
-    if (state_->discovery_timer != nullptr) state_->discovery_timer->cancel();
-  }
+  state_->discovery_timer.cancel();
 }
 
 const std::string& TelegrafController::name() const {
@@ -1031,10 +1005,7 @@ void TelegrafController::stop_reconciling() {
 boost::asio::awaitable<bool> TelegrafController::stop(net::Duration deadline) {
   const auto s = state_;
   s->stopping.store(true);
-  {
-    const std::lock_guard lock(s->discovery_mutex);
-    if (s->discovery_timer != nullptr) s->discovery_timer->cancel();
-  }
+  s->discovery_timer.cancel();
   const auto c = s->current_controller();
   const bool finished = c ? co_await c->stop(deadline) : true;
   s->reconciling.store(false);

@@ -1,4 +1,4 @@
-// The live telegraf controller (spec 2-5): the pure core of this directory driven by the
+// The live telegraf controller: the pure core of this directory driven by the
 // shared runtime. Queue keys are TARGET namespaces, the namespaces that get a telegraf
 // Deployment; every reconcile rebuilds one target from the caches:
 //

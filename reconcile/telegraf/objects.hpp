@@ -1,4 +1,4 @@
-// The objects the controller wants in one target namespace (spec 3, 3.1): ConfigMap
+// The objects the controller wants in one target namespace: ConfigMap
 // `rubin-telegraf`, Secret `rubin-telegraf-token`, Deployment `rubin-telegraf`, as
 // boost::json objects with apiVersion, kind and metadata, ready for the apply engine.
 //

@@ -12,7 +12,7 @@
 
 namespace aop::telegraf {
 
-// Names of the objects the controller creates in each target namespace (spec 3).
+// Names of the objects the controller creates in each target namespace.
 inline constexpr std::string_view kConfigMapName = "rubin-telegraf";
 inline constexpr std::string_view kSecretName = "rubin-telegraf-token";
 inline constexpr std::string_view kDeploymentName = "rubin-telegraf";
@@ -52,7 +52,7 @@ struct TelegrafOptions {
   std::vector<std::string> application_namespaces{"argocd"};
   bool all_application_namespaces = false;
 
-  // [global_tags] and [agent] (spec 4).
+  // [global_tags] and [agent] of telegraf.conf.
   std::string cluster_name = "kubernetes";
   std::string interval = "120s";
   std::string flush_interval = "120s";

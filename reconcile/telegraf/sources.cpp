@@ -47,6 +47,20 @@ std::string difference(const Endpoint& a, const Endpoint& b) {
 
 }  // namespace
 
+std::string_view reason_name(ProblemReason reason) {
+  switch (reason) {
+    case ProblemReason::invalid_annotation:
+      return "InvalidAnnotation";
+    case ProblemReason::missing_destination:
+      return "MissingDestination";
+    case ProblemReason::endpoint_conflict:
+      return "EndpointConflict";
+    case ProblemReason::invalid_object:
+      return "InvalidObject";
+  }
+  return "Unknown";
+}
+
 std::string SourceRef::str() const {
   std::string out(kind_label(kind));
   out += '/';
@@ -96,7 +110,7 @@ SourceRead read_source(const json::value& value, const TelegrafOptions& options)
   if (annotation == nullptr) return out;  // not a source, nothing worth saying
   if (ref.name.empty() || (ref.kind == SourceKind::application && ref.ns.empty())) {
     out.problems.push_back(
-        {ref, std::string(reason::kInvalidObject),
+        {ref, ProblemReason::invalid_object,
          ref.str() + ": metadata.name" +
              (ref.kind == SourceKind::application ? " and metadata.namespace are" : " is") +
              " required"});
@@ -104,7 +118,7 @@ SourceRead read_source(const json::value& value, const TelegrafOptions& options)
   }
   if (ref.kind == SourceKind::namespace_ && !is_dns_label(ref.name)) {
     out.problems.push_back(
-        {ref, std::string(reason::kInvalidObject),
+        {ref, ProblemReason::invalid_object,
          ref.str() + ": " + describe(ref.name) + " is not a valid namespace name"});
     return out;
   }
@@ -130,11 +144,11 @@ SourceRead read_source(const json::value& value, const TelegrafOptions& options)
     const auto target = dest != nullptr ? child_string(*dest, "namespace") : std::nullopt;
     if (!target || target->empty()) {
       out.problems.push_back(
-          {ref, std::string(reason::kMissingDestination),
+          {ref, ProblemReason::missing_destination,
            ref.str() + ": spec.destination.namespace is empty, so there is no namespace to "
                        "run telegraf in; set it, or annotate the Namespace instead"});
     } else if (!is_dns_label(*target)) {
-      out.problems.push_back({ref, std::string(reason::kMissingDestination),
+      out.problems.push_back({ref, ProblemReason::missing_destination,
                               ref.str() + ": spec.destination.namespace " + describe(*target) +
                                   " is not a valid namespace name"});
     } else {
@@ -144,7 +158,7 @@ SourceRead read_source(const json::value& value, const TelegrafOptions& options)
 
   if (!annotation->is_string()) {
     out.problems.push_back(
-        {ref, std::string(reason::kInvalidAnnotation),
+        {ref, ProblemReason::invalid_annotation,
          ref.str() + ": annotation " + options.annotation_key + " must be a string holding YAML"});
   } else {
     AnnotationParse parsed = parse_annotation(annotation->get_string());
@@ -158,7 +172,7 @@ SourceRead read_source(const json::value& value, const TelegrafOptions& options)
         message += "; telegraf in namespace " + source.target_namespace +
                    " keeps its last good configuration";
       }
-      out.problems.push_back({ref, std::string(reason::kInvalidAnnotation), std::move(message)});
+      out.problems.push_back({ref, ProblemReason::invalid_annotation, std::move(message)});
     }
   }
   out.source = std::move(source);
@@ -285,7 +299,7 @@ TargetPlan plan_from(std::string_view ns, const std::vector<const Source*>& poin
       std::string with;
       for (const auto& o : others) with += (with.empty() ? "" : ", ") + o;
       plan.problems.push_back(
-          {mine.source->ref, std::string(reason::kEndpointConflict),
+          {mine.source->ref, ProblemReason::endpoint_conflict,
            mine.source->ref.str() + ": endpoint " + describe(name) + " is also defined by " + with +
                " (" + difference(*mine.endpoint, *other->endpoint) + other->source->ref.str() +
                "); it is left out of telegraf in namespace " + plan.ns +

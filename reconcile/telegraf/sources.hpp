@@ -1,4 +1,4 @@
-// Sources and targets (spec 2, 2.2). A source is an annotated Namespace or ArgoCD
+// Sources and targets. A source is an annotated Namespace or ArgoCD
 // Application; its target is the namespace that gets the telegraf Deployment (the
 // Namespace itself, or the Application's spec.destination.namespace). Several sources
 // may share one target: their endpoints are merged, and a name defined differently by
@@ -39,18 +39,21 @@ struct SourceRef {
   bool operator<(const SourceRef& o) const;
 };
 
-namespace reason {
-inline constexpr std::string_view kInvalidAnnotation = "InvalidAnnotation";
-inline constexpr std::string_view kMissingDestination = "MissingDestination";
-inline constexpr std::string_view kEndpointConflict = "EndpointConflict";
-// Only from render input (a hand-written manifest without metadata.name, say); objects
-// served by a cluster never have these.
-inline constexpr std::string_view kInvalidObject = "InvalidObject";
-}  // namespace reason
+// What a problem is, as the reason of its Warning Event.
+enum class ProblemReason {
+  invalid_annotation,   // InvalidAnnotation: the annotation does not parse or validate
+  missing_destination,  // MissingDestination: an Application without a usable destination
+  endpoint_conflict,    // EndpointConflict: one endpoint name, two URLs, in two sources
+  // InvalidObject: only from render input (a hand-written manifest without
+  // metadata.name, say); objects served by a cluster never have these.
+  invalid_object,
+};
+// The Event reason: "InvalidAnnotation", "MissingDestination", ...
+std::string_view reason_name(ProblemReason reason);
 
 struct Problem {
   SourceRef source;
-  std::string reason;   // one of the reason:: constants
+  ProblemReason reason = ProblemReason::invalid_annotation;
   std::string message;  // starts with the source, says what to do
 
   bool operator==(const Problem&) const = default;
@@ -104,7 +107,7 @@ struct TargetPlan {
   std::vector<SourceRef> held_by;
   // The Namespace, when it is a valid source and its uid is known.
   std::optional<SourceRef> owner;
-  std::vector<Problem> problems;  // EndpointConflict
+  std::vector<Problem> problems;  // endpoint conflicts
 
   bool held() const { return !held_by.empty(); }
 };

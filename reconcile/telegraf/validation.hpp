@@ -14,7 +14,7 @@ namespace aop::telegraf {
 // An error message, or nothing when the value is fine.
 using Complaint = std::optional<std::string>;
 
-// `^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$` (spec 2.1).
+// `^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$`.
 Complaint check_endpoint_name(std::string_view name);
 
 // An absolute http or https URL with a host, parsed with Boost.URL (not a regex): no
@@ -30,7 +30,7 @@ Complaint check_positive_duration(std::string_view text);
 // Well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
 bool is_valid_utf8(std::string_view text);
 
-// Tag keys and values (spec 2.1: non-empty strings). Also: valid UTF-8 (the TOML
+// Tag keys and values: non-empty strings. Also: valid UTF-8 (the TOML
 // library would otherwise turn stray bytes into different characters), no control
 // characters (InfluxDB line protocol cannot carry them in tags), and no `$` (telegraf's
 // environment expansion, see check_http_url).

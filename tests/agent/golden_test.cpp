@@ -1,15 +1,17 @@
-// Golden tests of the Grafana Agent controller's pure core.
+// Golden tests of the Grafana Agent controller's pipeline (plan_root(), as `render` and
+// the live controller run it).
 //
 // Each directory under tests/agent/golden/<case>/ holds:
 //   input.yaml          the cluster state: custom resources, Secrets, ConfigMaps, Namespaces
 //   options.yaml        (optional) {compat: upstream|fixed, labels: {..}, operatorVersion: ..}
 //   <secret>.agent.yml  (optional) expected bytes of the `agent.yml` of config Secret <secret>
-//   expected.yaml       (optional) every reconcile step, in order, as YAML documents:
-//                       applied objects (Secret data shown decoded; a config's `agent.yml`
-//                       shown as "<agent.yml>" or "<agent.yml gzip>"), and
-//                       {action: delete-if-managed|prune, ...} for the other steps
+//   expected.yaml       (optional) every step of the apply plan, in order, as YAML
+//                       documents: applied objects (Secret data shown decoded; a config's
+//                       `agent.yml` shown as "<agent.yml>" or "<agent.yml gzip>"), and
+//                       {action: delete-if-managed|prune, ...} for the other steps (a
+//                       prune's `keep`: the objects of its kind the plan applies)
 //   problems.txt        (optional) expected problems, one Problem::str() per line
-//   error.txt           (optional) expected discovery or render error (first line)
+//   error.txt           (optional) expected failure of each root that failed, one a line
 // Every GrafanaAgent of the input is reconciled (in namespace/name order). Expected files
 // were written by hand from the specification; actual outputs are written next to the
 // build for review (<build>/tests/agent-golden/<case>/).
@@ -23,12 +25,9 @@
 
 #include "k8s/base64.hpp"
 #include "k8s/yaml.hpp"
-#include "reconcile/agent/decode.hpp"
 #include "reconcile/agent/encoding.hpp"
-#include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/memory_cluster.hpp"
-#include "reconcile/agent/objects.hpp"
-#include "reconcile/agent/root.hpp"
+#include "reconcile/agent/pipeline.hpp"
 
 namespace aop::agent {
 namespace {
@@ -92,11 +91,13 @@ Options load_options(const fs::path& dir) {
 }
 
 // Steps as comparable documents (see the file comment).
-value step_document(const Step& s, std::map<std::string, std::string>& configs) {
+value step_document(const runtime::ApplyPlan& plan, const runtime::ApplyStep& s,
+                    std::map<std::string, std::string>& configs) {
+  using Action = runtime::ApplyStep::Action;
   switch (s.action) {
-    case Step::Action::apply: {
+    case Action::apply: {
       object o = s.object;
-      if (s.kind == Kind::secret) {
+      if (s.kind == gvk(Kind::secret)) {
         auto& data = o["data"].as_object();
         for (auto& kv : data) {
           auto bytes = k8s::base64_decode(kv.value().as_string());
@@ -120,19 +121,25 @@ value step_document(const Step& s, std::map<std::string, std::string>& configs) 
       }
       return o;
     }
-    case Step::Action::delete_if_managed:
+    case Action::delete_if_managed:
       return object{{"action", "delete-if-managed"},
-                    {"kind", kind_name(s.kind)},
+                    {"kind", s.kind.kind},
                     {"namespace", s.key.ns},
                     {"name", s.key.name}};
-    case Step::Action::prune: {
+    case Action::prune: {
+      EXPECT_EQ(s.prune.kinds.size(), 1u);
+      EXPECT_EQ(s.prune.namespaces.size(), 1u);
+      EXPECT_TRUE(s.prune.controller_only);
+      const k8s::GroupVersionKind kind = s.prune.kinds.at(0);
       object labels;
       for (const auto& [k, v] : s.prune.match_labels) labels[k] = v;
       array keep;
-      for (const auto& k : s.prune.keep) keep.emplace_back(k);
+      for (const auto& st : plan.steps) {
+        if (st.action == Action::apply && st.kind == kind) keep.emplace_back(st.key.name);
+      }
       return object{{"action", "prune"},
-                    {"kind", kind_name(s.prune.kind)},
-                    {"namespace", s.prune.ns},
+                    {"kind", kind.kind},
+                    {"namespace", s.prune.namespaces.at(0)},
                     {"matchLabels", std::move(labels)},
                     {"ownerUID", s.prune.owner_uid},
                     {"keep", std::move(keep)}};
@@ -184,13 +191,11 @@ TEST_P(Golden, Matches) {
   std::string error;
   array steps;
   std::map<std::string, std::string> configs;
-  for (const object* o : cluster.objects(Kind::grafana_agent)) {
-    auto agent = decode_grafana_agent(value(*o));
-    ASSERT_TRUE(agent.has_value()) << agent.error().message;
-    const RootPlan plan = plan_root(*agent, cluster, cluster, options);
+  for (const k8s::ObjectPtr& root : cluster.compact(Kind::grafana_agent)) {
+    const RootPlan plan = plan_root(*root, cluster, options);
     for (const auto& p : plan.problems) problems.push_back(p.str());
-    for (const auto& s : plan.desired.steps) steps.push_back(step_document(s, configs));
-    if (plan.error) error += plan.error->message + "\n";
+    for (const auto& s : plan.apply.steps) steps.push_back(step_document(plan.apply, s, configs));
+    if (plan.failure) error += plan.failure->message + "\n";
   }
 
   // Write actual outputs for review, then compare.

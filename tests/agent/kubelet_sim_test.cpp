@@ -1,4 +1,4 @@
-// The kubelet Service/Endpoints controller (spec 3.13) against kube-sim: the objects
+// The kubelet Service/Endpoints controller against kube-sim: the objects
 // follow the Nodes, an unchanged resync writes nothing, a conflicting write is retried,
 // and a Node without an address fails the reconcile (retried) without touching anything.
 #include <gtest/gtest.h>

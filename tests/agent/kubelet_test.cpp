@@ -1,4 +1,4 @@
-// Kubelet Service/Endpoints (spec 3.13): address preference, ordering, exact object
+// Kubelet Service/Endpoints: address preference, ordering, exact object
 // shapes, and the change detection that keeps an unchanged node set from causing writes.
 #include <gtest/gtest.h>
 
@@ -58,7 +58,7 @@ TEST(KubeletObjects, ExactServiceAndEndpoints) {
                 node("n3", {{"ExternalIP", "192.168.1.5"}})});
   ASSERT_TRUE(objs.has_value()) << objs.error().message;
 
-  // Written from spec 3.13: fixed labels (no -labels flag), no ownerReferences, no
+  // Upstream's objects: fixed labels (no -labels flag), no ownerReferences, no
   // targetPort, addresses ordered by IP as plain strings ("10.0.0.10" < "10.0.0.9").
   EXPECT_EQ(value(objs->service), yaml(R"(
 apiVersion: v1

@@ -1,23 +1,19 @@
-// Integration validation beyond upstream (spec 6.1, issue 7): what is rejected, what is
+// The validate stage's Integration checks (beyond upstream): what is rejected, what is
 // only reported, that each finding names the objects involved, and that the rest of the
 // hierarchy still renders and deploys. Also the privileged flag of integration pods
-// (upstream quirk 3.8 vs Compat::fixed, 6.13).
+// (upstream drops it while merging pod options; Compat::fixed keeps the DaemonSet's).
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
 #include "k8s/yaml.hpp"
-#include "reconcile/agent/config.hpp"
-#include "reconcile/agent/decode.hpp"
-#include "reconcile/agent/memory_cluster.hpp"
-#include "reconcile/agent/objects.hpp"
 #include "reconcile/agent/validate_integrations.hpp"
+#include "tests/agent/pipeline_support.hpp"
 
 namespace aop::agent {
 namespace {
 
-using boost::json::object;
-using boost::json::value;
+using namespace aop::agent::testing;
 
 constexpr std::string_view kAgent = R"(
 apiVersion: monitoring.grafana.com/v1alpha1
@@ -44,27 +40,28 @@ spec:
 )";
 
 struct Rendered {
-  Discovery discovery;
+  Hierarchy hierarchy;
+  std::vector<Problem> problem_list;  // discover's and validate's
   AssetStore assets;
-  DesiredState state;
+  Options options;
+  DesiredObjects state;
 
-  const Hierarchy& h() const { return discovery.hierarchy; }
+  const Hierarchy& h() const { return hierarchy; }
   std::vector<std::string> integration_names() const {
     std::vector<std::string> out;
     for (const auto& in : h().integrations) out.push_back(in.metadata.ns + "/" + in.metadata.name);
     return out;
   }
-  std::vector<std::string> problems() const {
-    std::vector<std::string> out;
-    for (const auto& p : h().problems) out.push_back(p.str());
-    return out;
-  }
+  std::vector<std::string> problems() const { return strs(problem_list); }
   // The rendered integrations config as a tree, parsed back from the Secret text.
-  value integrations(bool all_nodes, const Options& options = {}) const {
-    auto cfg = render_integrations_config(h(), assets, options, all_nodes);
-    EXPECT_TRUE(cfg.has_value()) << cfg.error().message;
-    if (!cfg) return nullptr;
-    auto v = k8s::yaml::parse(cfg->text);
+  value integrations(bool all_nodes) const {
+    const auto configs = configs_of(h(), assets, options);
+    EXPECT_TRUE(configs.ok()) << configs.failure->message;
+    const std::string text = config_text(
+        configs, all_nodes ? ConfigFile::integrations_ds : ConfigFile::integrations_deploy,
+        options);
+    EXPECT_FALSE(text.empty());
+    auto v = k8s::yaml::parse(text);
     EXPECT_TRUE(v.has_value());
     if (!v) return nullptr;
     return v->as_object().at("integrations");
@@ -80,16 +77,20 @@ Rendered run(std::string_view integrations_yaml, const Options& options = {}) {
     auto added = cluster.add(std::move(d));
     EXPECT_TRUE(added.has_value()) << added.error().message;
   }
-  auto agent = decode_grafana_agent(value(*cluster.objects(Kind::grafana_agent).front()));
-  EXPECT_TRUE(agent.has_value());
   Rendered r;
-  r.discovery = discover(*agent, cluster, options);
-  EXPECT_TRUE(r.discovery.ok()) << r.discovery.error->message;
-  auto assets = resolve_assets(r.discovery.hierarchy, cluster);
-  EXPECT_TRUE(assets.has_value()) << assets.error().message;
-  if (assets) r.assets = *assets;
-  r.state = build_objects(r.discovery.hierarchy, r.assets, options);
-  EXPECT_FALSE(r.state.error.has_value()) << r.state.error->message;
+  r.options = options;
+  auto discovered = discover_in(cluster, agent_of(cluster));
+  EXPECT_TRUE(discovered.ok()) << discovered.failure->message;
+  auto validated = validate(std::move(discovered.value.hierarchy));
+  r.hierarchy = std::move(validated.value);
+  r.problem_list = discovered.problems;
+  r.problem_list.insert(r.problem_list.end(), validated.problems.begin(), validated.problems.end());
+  auto assets = resolve_assets(r.hierarchy, cluster);
+  EXPECT_TRUE(assets.ok()) << assets.failure->message;
+  r.assets = assets.value;
+  const auto configs = configs_of(r.hierarchy, r.assets, options);
+  EXPECT_TRUE(configs.ok()) << configs.failure->message;
+  r.state = build_objects(r.hierarchy, r.assets, configs.value, options).value;
   return r;
 }
 
@@ -117,9 +118,9 @@ TEST(ValidateIntegrations, DuplicateOfAUniqueIntegrationIsRejectedTheFirstKeepsW
   config: {redis_addr: "redis:6379"})"));
 
   EXPECT_EQ(r.integration_names(), (std::vector<std::string>{"apps/node-a", "apps/redis"}));
-  ASSERT_EQ(r.h().problems.size(), 1U) << ::testing::PrintToString(r.problems());
-  const Problem& p = r.h().problems[0];
-  EXPECT_EQ(p.kind, Kind::integration);
+  ASSERT_EQ(r.problem_list.size(), 1U) << ::testing::PrintToString(r.problems());
+  const Problem& p = r.problem_list[0];
+  EXPECT_EQ(p.kind, gvk(Kind::integration));
   EXPECT_EQ(p.object, (k8s::ObjectKey{"apps", "node-b"}));  // the rejected one
   EXPECT_EQ(p.field, "spec.name");
   EXPECT_EQ(p.severity, Severity::error);
@@ -141,10 +142,10 @@ TEST(ValidateIntegrations, UniqueComingSecondIsRejectedNonUniqueDuplicatesAreFin
                          integration("b", "second", "  name: eventhandler") +
                          integration("c", "third", "  name: eventhandler\n  type: {unique: true}"));
   EXPECT_EQ(r.integration_names(), (std::vector<std::string>{"a/first", "b/second"}));
-  ASSERT_EQ(r.h().problems.size(), 1U);
-  EXPECT_EQ(r.h().problems[0].object, (k8s::ObjectKey{"c", "third"}));
-  EXPECT_TRUE(contains(r.h().problems[0].message, "Integration a/first"));
-  EXPECT_TRUE(contains(r.h().problems[0].message, "this one is unique"));
+  ASSERT_EQ(r.problem_list.size(), 1U);
+  EXPECT_EQ(r.problem_list[0].object, (k8s::ObjectKey{"c", "third"}));
+  EXPECT_TRUE(contains(r.problem_list[0].message, "Integration a/first"));
+  EXPECT_TRUE(contains(r.problem_list[0].message, "this one is unique"));
   EXPECT_EQ(r.integrations(false).as_object().at("eventhandler_configs"),
             (boost::json::array{object(), object()}));
 }
@@ -172,14 +173,14 @@ TEST(ValidateIntegrations, NonObjectConfigIsRejectedWithItsPathAndItsSecretsAreN
   type: {unique: true}
   config: {data_source_name: "root@tcp(mysql)/"})"));
   // Rejected ones do not count for uniqueness ("good" is unique and comes after "bad");
-  // a null config is an empty object (4.12).
+  // a null config is an empty object.
   EXPECT_EQ(r.integration_names(), (std::vector<std::string>{"apps/good", "apps/nullcfg"}))
       << ::testing::PrintToString(r.problems());
-  ASSERT_EQ(r.h().problems.size(), 3U) << ::testing::PrintToString(r.problems());
+  ASSERT_EQ(r.problem_list.size(), 3U) << ::testing::PrintToString(r.problems());
   const std::vector<std::pair<std::string, std::string>> want{
       {"bad", "got string"}, {"list", "got array"}, {"number", "got number"}};
   for (std::size_t i = 0; i < want.size(); ++i) {
-    const Problem& p = r.h().problems[i];
+    const Problem& p = r.problem_list[i];
     EXPECT_EQ(p.object, (k8s::ObjectKey{"apps", want[i].first}));
     EXPECT_EQ(p.field, "spec.config");
     EXPECT_EQ(p.severity, Severity::error);
@@ -187,7 +188,7 @@ TEST(ValidateIntegrations, NonObjectConfigIsRejectedWithItsPathAndItsSecretsAreN
     EXPECT_TRUE(contains(p.message, want[i].second)) << p.message;
   }
 
-  for (const auto& ref : r.h().asset_refs) EXPECT_NE(ref.name, "mysql") << ref.asset_key();
+  for (const auto& ref : collect_asset_refs(r.h())) EXPECT_NE(ref.name, "mysql") << ref.asset_key();
   const auto* deploy = r.state.find(Kind::deployment, "agent-integrations-deploy");
   ASSERT_NE(deploy, nullptr);
   EXPECT_FALSE(contains(boost::json::serialize(*deploy), "agent-integrations-secrets"));
@@ -198,7 +199,7 @@ TEST(ValidateIntegrations, NonObjectConfigIsRejectedWithItsPathAndItsSecretsAreN
 TEST(ValidateIntegrations, NullConfigIsAnEmptyObjectWithoutProblems) {
   const Rendered r = run(integration("apps", "first", "  name: agent\n  config: null") +
                          integration("apps", "second", "  name: agent"));
-  EXPECT_TRUE(r.h().problems.empty()) << ::testing::PrintToString(r.problems());
+  EXPECT_TRUE(r.problem_list.empty()) << ::testing::PrintToString(r.problems());
   EXPECT_EQ(r.integrations(false).as_object().at("agent_configs"),
             (boost::json::array{object(), object()}));
 }
@@ -223,15 +224,15 @@ TEST(ValidateIntegrations, DanglingInstanceReferencesAreReportedButStillRendered
   EXPECT_EQ(r.integration_names().size(), 4U);  // nothing rejected
   const auto problems = r.problems();
   ASSERT_EQ(problems.size(), 3U) << ::testing::PrintToString(problems);
-  for (const auto& p : r.h().problems) EXPECT_EQ(p.severity, Severity::warning);
-  EXPECT_EQ(r.h().problems[0].object.name, "events");
-  EXPECT_EQ(r.h().problems[0].field, "spec.config.logs_instance");
+  for (const auto& p : r.problem_list) EXPECT_EQ(p.severity, Severity::warning);
+  EXPECT_EQ(r.problem_list[0].object.name, "events");
+  EXPECT_EQ(r.problem_list[0].field, "spec.config.logs_instance");
   EXPECT_TRUE(contains(problems[0], "LogsInstance \"logs\"")) << problems[0];
   EXPECT_TRUE(contains(problems[0], "monitoring/logs")) << problems[0];  // what to use
-  EXPECT_EQ(r.h().problems[1].object.name, "typed");
+  EXPECT_EQ(r.problem_list[1].object.name, "typed");
   EXPECT_TRUE(contains(problems[1], "got number")) << problems[1];
-  EXPECT_EQ(r.h().problems[2].object.name, "wrong-ns");
-  EXPECT_EQ(r.h().problems[2].field, "spec.config.autoscrape.metrics_instance");
+  EXPECT_EQ(r.problem_list[2].object.name, "wrong-ns");
+  EXPECT_EQ(r.problem_list[2].field, "spec.config.autoscrape.metrics_instance");
   EXPECT_TRUE(contains(problems[2], "MetricsInstance \"apps/metrics\"")) << problems[2];
   EXPECT_TRUE(contains(problems[2], "GrafanaAgent monitoring/agent")) << problems[2];
 
@@ -250,17 +251,16 @@ TEST(ValidateIntegrations, ReferenceWithoutAnyInstanceSaysSo) {
   in.spec.name = "node_exporter";
   in.spec.config = boost::json::parse(R"({"autoscrape": {"metrics_instance": "monitoring/m"}})");
   h.integrations.push_back(in);
-  validate_integrations(h);
-  ASSERT_EQ(h.problems.size(), 1U);
-  EXPECT_TRUE(contains(h.problems[0].message, "selects no MetricsInstance"))
-      << h.problems[0].message;
+  const auto problems = validate_integrations(h);
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_TRUE(contains(problems[0].message, "selects no MetricsInstance")) << problems[0].message;
   EXPECT_EQ(h.integrations.size(), 1U);
 }
 
 TEST(IntegrationPods, PrivilegedIsFalseUpstreamAndTrueForTheDaemonSetWithCompatFixed) {
   const std::string list = integration("a", "d", "  name: alpha") +
                            integration("a", "s", "  name: beta\n  type: {allNodes: true}");
-  auto privileged = [](const DesiredState& s, Kind kind, std::string_view name) {
+  auto privileged = [](const DesiredObjects& s, Kind kind, std::string_view name) {
     const auto* o = s.find(kind, name);
     EXPECT_NE(o, nullptr) << name;
     if (o == nullptr) return value(nullptr);
@@ -275,7 +275,7 @@ TEST(IntegrationPods, PrivilegedIsFalseUpstreamAndTrueForTheDaemonSetWithCompatF
   Options fixed;
   fixed.compat = Compat::fixed;
   const Rendered f = run(list, fixed);
-  // Spec 6.13: the integrations DaemonSet is privileged "as intended"; the Deployment not.
+  // Fixed: the integrations DaemonSet is privileged as intended; the Deployment not.
   EXPECT_EQ(privileged(f.state, Kind::deployment, "agent-integrations-deploy"), false);
   EXPECT_EQ(privileged(f.state, Kind::daemon_set, "agent-integrations-ds"), true);
   EXPECT_EQ(privileged(f.state, Kind::daemon_set, "agent-logs"), true);

@@ -21,7 +21,7 @@ import yaml
 SKIP = 77
 NAMESPACE = "agent-operator"
 
-# The operator's stable command-line interface (issue 5); the Deployment may use no other.
+# The operator's stable command-line interface (README: Flags); the Deployment may use no other.
 STABLE_FLAGS = {
     "--kubeconfig", "--context", "--namespaces", "--controllers", "--workers",
     "--kube-api-qps", "--kube-api-burst", "--resync-period", "--leader-elect",
@@ -30,7 +30,7 @@ STABLE_FLAGS = {
 }
 
 # Every permission the operator needs, and nothing else: (apiGroup, resource) -> verbs.
-# Cluster-wide unless noted. Sources: spec section 5 (RBAC table; leases and events for
+# Cluster-wide unless noted. Sources: the RBAC the controllers need (README; leases and events for
 # leader election, status and Events), the status subresource, the telegraf controller.
 RW = {"get", "list", "watch", "create", "update", "delete"}
 READ = {"get", "list", "watch"}

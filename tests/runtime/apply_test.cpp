@@ -1,5 +1,5 @@
 // The apply engine against a fake API server and caches: create / update / no-op /
-// delete / recreate decisions, merge rules of the Grafana Agent spec §3.11, conflicts
+// delete / recreate decisions, the Grafana Agent operator's merge rules, conflicts
 // retried from fresh state, drift repair without fighting an autoscaler, scoped pruning,
 // and the leader-election write gate.
 #include "reconcile/runtime/apply.hpp"
@@ -106,11 +106,11 @@ class ApplyTest : public ::testing::Test {
   }
 
   ApplyReport apply(ApplyEngine& engine, std::vector<json::object> desired, bool prune = true) {
-    ApplyRequest req;
-    req.root = "ns/root";
-    req.desired = std::move(desired);
-    if (prune) req.prune = scope();
-    return run(engine.apply(std::move(req)));
+    ApplyPlan plan;
+    plan.root = "ns/root";
+    for (auto& d : desired) plan.apply(std::move(d));
+    if (prune) plan.prune(scope());
+    return run(engine.apply(plan));
   }
 
   FakeApi api;
@@ -339,11 +339,11 @@ TEST_F(ApplyTest, NamespaceScopedPruningForObjectsWithoutOwnerReferences) {
   PruneScope p;
   p.kinds = {{"", "v1", "Secret"}};
   p.namespaces = {"ns"};
-  ApplyRequest req;
-  req.root = "ns";
-  req.desired = {keep};
-  req.prune = p;
-  auto r = run(engine.apply(req));
+  ApplyPlan plan;
+  plan.root = "ns";
+  plan.apply(keep);
+  plan.prune(p);
+  auto r = run(engine.apply(plan));
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.deleted, 1);
   EXPECT_EQ(api.find("Secret", "ns", "stale"), nullptr);

@@ -1,8 +1,10 @@
 // The controller runner: results drive the queue (forget, requeue after a delay, backoff,
 // terminal), the periodic resync enqueues every root, a root's reconcile runs on its own
 // strand and never overlaps itself while different roots run in parallel, and stop()
-// waits for in-flight work.
+// waits for in-flight work. Time is a FakeClock wherever the controller measures it.
 #include "reconcile/runtime/controller.hpp"
+
+#include "reconcile/runtime/clock_timer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -223,18 +225,35 @@ TEST(Controller, ResyncEnqueuesEveryRootOnce) {
   io.run();
 }
 
-TEST(Controller, TheResyncTimerEnqueuesEveryRootEachPeriod) {
+TEST(Controller, TheResyncTimerEnqueuesEveryRootEachPeriodOnTheClock) {
   boost::asio::io_context io;
   net::metrics::Registry r;
+  net::FakeClock clock;
   Script script;
   std::vector<std::string> roots = {"a", "b", "c"};
   ControllerOptions o = options(r);
-  o.resync_period = milliseconds(5);  // real timer, tiny period
-  Controller c(io.get_executor(), o, script.reconciler(), [&] { return roots; });
+  o.resync_period = std::chrono::minutes(10);
+  o.resync_jitter = 0.1;  // each period lasts 10 to 11 minutes
+  Controller c(
+      io.get_executor(), o, script.reconciler(), [&] { return roots; }, clock);
   c.start();
-  ASSERT_TRUE(run_until(io, [&] {
-    return script.count("a") >= 3 && script.count("b") >= 3 && script.count("c") >= 3;
-  }));
+  for (int period = 1; period <= 3; ++period) {
+    // Not before the period is over ...
+    clock.advance(std::chrono::minutes(9));
+    c.poll();
+    io.restart();
+    io.run_for(milliseconds(20));
+    EXPECT_EQ(script.count("a"), period - 1);
+    // ... and at the latest when period and jitter are.
+    clock.advance(std::chrono::minutes(2));
+    c.poll();
+    ASSERT_TRUE(run_until(io,
+                          [&] {
+                            return script.count("a") == period && script.count("b") == period &&
+                                   script.count("c") == period && c.queue().processing() == 0;
+                          }))
+        << "period " << period;
+  }
   c.shut_down();
   io.run();  // the timer stops too: run() returns
 }
@@ -307,22 +326,34 @@ TEST(Controller, OneRootIsNeverReconciledTwiceAtOnce) {
   EXPECT_EQ(overlaps.load(), 0);
 }
 
+// A reconcile that stays in flight until the test releases it.
+struct Gate {
+  Gate(boost::asio::io_context& io, const net::Clock& clock) : timer(io.get_executor(), clock) {}
+  awaitable<void> pass() {
+    while (!open.load()) (void)co_await timer.wait_until(net::TimePoint::max());
+  }
+  void release() {
+    open = true;
+    timer.notify();
+  }
+  ClockTimer timer;
+  std::atomic<bool> open{false};
+};
+
 TEST(Controller, StopWaitsForInFlightReconcilesAndStartsNoNewOnes) {
   boost::asio::io_context io;
   net::metrics::Registry r;
-  std::atomic<bool> release{false};
+  net::FakeClock clock;
+  Gate gate(io, clock);
   std::set<std::string> ran;
-  Controller c(io.get_executor(), options(r, 1),
-               [&](std::string key) -> awaitable<ReconcileResult> {
-                 ran.insert(key);
-                 boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-                 while (!release.load()) {
-                   timer.expires_after(milliseconds(1));
-                   co_await timer.async_wait(boost::asio::use_awaitable);
-                 }
-                 co_return ReconcileResult::ok();
-               },
-               {});
+  Controller c(
+      io.get_executor(), options(r, 1),
+      [&](std::string key) -> awaitable<ReconcileResult> {
+        ran.insert(key);
+        co_await gate.pass();
+        co_return ReconcileResult::ok();
+      },
+      {}, clock);
   c.start();
   c.enqueue("first");
   c.enqueue("second");
@@ -334,39 +365,47 @@ TEST(Controller, StopWaitsForInFlightReconcilesAndStartsNoNewOnes) {
   io.restart();
   io.run_for(milliseconds(20));
   EXPECT_FALSE(stopped.has_value());  // still waiting for "first"
-  release = true;
+  gate.release();                     // the last worker's return is stop()'s signal: no polling
   ASSERT_TRUE(run_until(io, [&] { return stopped.has_value(); }));
   EXPECT_TRUE(*stopped);
   EXPECT_TRUE(c.stopped());
   EXPECT_EQ(ran, (std::set<std::string>{"first"}));  // "second" was abandoned
 }
 
-TEST(Controller, StopGivesUpAtTheDeadline) {
+TEST(Controller, StopGivesUpAtTheDeadlineOnTheClock) {
   boost::asio::io_context io;
   net::metrics::Registry r;
-  std::atomic<bool> release{false};
+  net::FakeClock clock;
+  Gate gate(io, clock);
   bool ran = false;
-  Controller c(io.get_executor(), options(r, 1),
-               [&](std::string) -> awaitable<ReconcileResult> {
-                 ran = true;
-                 boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-                 while (!release.load()) {
-                   timer.expires_after(milliseconds(1));
-                   co_await timer.async_wait(boost::asio::use_awaitable);
-                 }
-                 co_return ReconcileResult::ok();
-               },
-               {});
+  Controller c(
+      io.get_executor(), options(r, 1),
+      [&](std::string) -> awaitable<ReconcileResult> {
+        ran = true;
+        co_await gate.pass();
+        co_return ReconcileResult::ok();
+      },
+      {}, clock);
   c.start();
   c.enqueue("stuck");
   ASSERT_TRUE(run_until(io, [&] { return ran; }));
   std::optional<bool> stopped;
   boost::asio::co_spawn(
-      io, [&]() -> awaitable<void> { stopped = co_await c.stop(milliseconds(20)); },
+      io, [&]() -> awaitable<void> { stopped = co_await c.stop(seconds(30)); },
       boost::asio::detached);
+  io.restart();
+  io.run_for(milliseconds(20));  // stop() has begun: its deadline is 30 s on the clock from now
+  EXPECT_FALSE(stopped.has_value());
+  clock.advance(seconds(29));
+  c.poll();
+  io.restart();
+  io.run_for(milliseconds(20));
+  EXPECT_FALSE(stopped.has_value());
+  clock.advance(seconds(1));
+  c.poll();
   ASSERT_TRUE(run_until(io, [&] { return stopped.has_value(); }));
   EXPECT_FALSE(*stopped);
-  release = true;
+  gate.release();
   ASSERT_TRUE(run_until(io, [&] { return c.stopped(); }));
 }
 

@@ -73,18 +73,18 @@ class ExampleController {
     std::string joined;
     for (const auto& v : values) joined += v + ";";
 
-    ApplyRequest req;
-    req.root = key;
-    req.desired.push_back(secret(*root, root_key.name + "-out", joined));
+    ApplyPlan plan;
+    plan.root = key;
+    plan.apply(secret(*root, root_key.name + "-out", joined));
     if (string_at(*root, "extra") == "true") {
-      req.desired.push_back(secret(*root, root_key.name + "-extra", "extra"));
+      plan.apply(secret(*root, root_key.name + "-extra", "extra"));
     }
     PruneScope prune;
     prune.kinds = {{"", "v1", "Secret"}};
     prune.owner_uid = std::string(root->uid());
     prune.namespaces = {root_key.ns};
-    req.prune = std::move(prune);
-    const ApplyReport report = co_await engine_.apply(std::move(req));
+    plan.prune(std::move(prune));
+    const ApplyReport report = co_await engine_.apply(plan);
     if (!report.ok()) {
       co_return ReconcileResult::failed(report.errors.empty() ? "writes blocked"
                                                               : report.errors.front());

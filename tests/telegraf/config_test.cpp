@@ -1,4 +1,4 @@
-// The generated telegraf.conf: golden files written by hand from spec section 4, and
+// The generated telegraf.conf: golden files written by hand from telegraf's documented format, and
 // hostile annotation content that must either be rejected or come back unchanged when
 // the output is parsed with toml++.
 #include "reconcile/telegraf/config.hpp"

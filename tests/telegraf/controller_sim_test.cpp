@@ -1,4 +1,4 @@
-// The telegraf controller end to end against kube-sim (issue 8, "Done when"):
+// The telegraf controller end to end against kube-sim:
 //   * annotating a Namespace creates the ConfigMap, the token Secret and the Deployment;
 //   * editing the annotation changes the ConfigMap and the pod-template hash;
 //   * the same endpoints re-applied make no write;

@@ -63,7 +63,8 @@ TEST(Render, EverythingValidIsPrintedAndEveryProblemReported) {
                           "Deployment alpha/rubin-telegraf", "ConfigMap zeta/rubin-telegraf",
                           "Secret zeta/rubin-telegraf-token", "Deployment zeta/rubin-telegraf"));
   std::vector<std::string> problems;
-  for (const auto& p : r.problems) problems.push_back(p.reason + " " + p.source.str());
+  for (const auto& p : r.problems)
+    problems.push_back(std::string(reason_name(p.reason)) + " " + p.source.str());
   EXPECT_THAT(problems, ElementsAre("MissingDestination Application/argocd/lost",
                                     "InvalidAnnotation Application/argocd/broken",
                                     "EndpointConflict Namespace/alpha",

@@ -85,7 +85,7 @@ TEST(ReadSource, ApplicationWithoutDestinationIsAnError) {
   ASSERT_TRUE(r.source);
   EXPECT_EQ(r.source->target_namespace, "");
   ASSERT_THAT(r.problems, SizeIs(1));
-  EXPECT_EQ(r.problems[0].reason, "MissingDestination");
+  EXPECT_EQ(r.problems[0].reason, ProblemReason::missing_destination);
   EXPECT_EQ(r.problems[0].source.str(), "Application/argocd/lost");
   EXPECT_THAT(r.problems[0].message,
               AllOf(HasSubstr("Application/argocd/lost"), HasSubstr("spec.destination.namespace"),
@@ -93,7 +93,7 @@ TEST(ReadSource, ApplicationWithoutDestinationIsAnError) {
 
   SourceRead empty = read_source(make_application("argocd", "lost", "", "a: http://a/"), {});
   ASSERT_THAT(empty.problems, SizeIs(1));
-  EXPECT_EQ(empty.problems[0].reason, "MissingDestination");
+  EXPECT_EQ(empty.problems[0].reason, ProblemReason::missing_destination);
 
   SourceRead bad =
       read_source(make_application("argocd", "lost", "Not_A_Name", "a: http://a/"), {});
@@ -106,7 +106,7 @@ TEST(ReadSource, InvalidAnnotationNamesObjectEndpointAndRule) {
   ASSERT_TRUE(r.source);
   EXPECT_FALSE(r.source->valid);
   ASSERT_THAT(r.problems, SizeIs(1));
-  EXPECT_EQ(r.problems[0].reason, "InvalidAnnotation");
+  EXPECT_EQ(r.problems[0].reason, ProblemReason::invalid_annotation);
   EXPECT_THAT(r.problems[0].message,
               AllOf(HasSubstr("Namespace/argocd"),
                     HasSubstr("telegraf.influxdata.com/rubin-telegraf-operator"),
@@ -120,7 +120,7 @@ TEST(ReadSource, NonStringAnnotation) {
       boost::json::object{{testing::kKey, boost::json::array{"a"}}};
   SourceRead r = read_source(ns, {});
   ASSERT_THAT(r.problems, SizeIs(1));
-  EXPECT_EQ(r.problems[0].reason, "InvalidAnnotation");
+  EXPECT_EQ(r.problems[0].reason, ProblemReason::invalid_annotation);
   EXPECT_THAT(r.problems[0].message, HasSubstr("must be a string"));
 }
 
@@ -157,7 +157,7 @@ TEST(ReadSource, OtherKindsAndMalformedObjects) {
       "metadata":{"annotations":{"telegraf.influxdata.com/rubin-telegraf-operator":"a: http://a/"}}})"),
                                     {});
   ASSERT_THAT(nameless.problems, SizeIs(1));
-  EXPECT_EQ(nameless.problems[0].reason, "InvalidObject");
+  EXPECT_EQ(nameless.problems[0].reason, ProblemReason::invalid_object);
 
   SourceRead bad_name = read_source(make_namespace("Not_A_Namespace", "a: http://a/"), {});
   EXPECT_FALSE(bad_name.source);
@@ -218,7 +218,7 @@ TEST(PlanTarget, ConflictIsReportedOnBothSourcesAndLeftOut) {
   EXPECT_EQ(plan.problems[0].source.str(), "Namespace/argocd");
   EXPECT_EQ(plan.problems[1].source.str(), "Application/argocd/argocd");
   for (const Problem& p : plan.problems) {
-    EXPECT_EQ(p.reason, "EndpointConflict");
+    EXPECT_EQ(p.reason, ProblemReason::endpoint_conflict);
     EXPECT_THAT(p.message, AllOf(HasSubstr("endpoint \"redis\""), HasSubstr("http://redis-a/"),
                                  HasSubstr("http://redis-b/"), HasSubstr("left out")));
   }

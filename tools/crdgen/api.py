@@ -1,6 +1,6 @@
 """The custom resources agent-operator serves and consumes, described compactly.
 
-Fields the operator reads are typed (see docs/spec section 1); Kubernetes-native
+Fields the operator reads are typed; Kubernetes-native
 embedded types (containers, volumes, affinity, ...) are stored as given, typed only in
 the members the operator itself looks at (names, merge keys, Secret references).
 Validation (enums, patterns, required members, defaults) never goes beyond what the

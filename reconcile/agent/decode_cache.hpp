@@ -1,0 +1,111 @@
+// The decode stage's memory: custom resources decoded into the structs of types.hpp,
+// kept per object UID for the resourceVersion they were decoded from.
+//
+// A reconcile reads every member of its hierarchy, but between two reconciles most
+// members have not changed. Decoding one means building its JSON from the cache's
+// compact form and walking it field by field; with this cache an unchanged member costs
+// a hash lookup and a copy of the struct. Failed decodes are kept too, so an invalid
+// member is not decoded again on every reconcile. Objects without a UID or
+// resourceVersion (`render` input) are decoded every time and never kept.
+//
+// Thread-safe: reconciles of different roots decode concurrently. Entries are replaced
+// when their object's resourceVersion changes and dropped by forget() (the live
+// controller calls it when an object is deleted), so the cache holds at most one entry
+// per object the controller's caches hold.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "k8s/object.hpp"
+#include "net/result.hpp"
+#include "reconcile/agent/decode.hpp"
+#include "reconcile/agent/types.hpp"
+
+namespace aop::agent {
+
+// The decoder of each custom resource type.
+template <class T>
+struct Decoding;
+template <>
+struct Decoding<GrafanaAgent> {
+  static Result<GrafanaAgent> from(const boost::json::value& v) { return decode_grafana_agent(v); }
+};
+template <>
+struct Decoding<MetricsInstance> {
+  static Result<MetricsInstance> from(const boost::json::value& v) {
+    return decode_metrics_instance(v);
+  }
+};
+template <>
+struct Decoding<LogsInstance> {
+  static Result<LogsInstance> from(const boost::json::value& v) { return decode_logs_instance(v); }
+};
+template <>
+struct Decoding<PodLogs> {
+  static Result<PodLogs> from(const boost::json::value& v) { return decode_pod_logs(v); }
+};
+template <>
+struct Decoding<Integration> {
+  static Result<Integration> from(const boost::json::value& v) { return decode_integration(v); }
+};
+template <>
+struct Decoding<ServiceMonitor> {
+  static Result<ServiceMonitor> from(const boost::json::value& v) {
+    return decode_service_monitor(v);
+  }
+};
+template <>
+struct Decoding<PodMonitor> {
+  static Result<PodMonitor> from(const boost::json::value& v) { return decode_pod_monitor(v); }
+};
+template <>
+struct Decoding<Probe> {
+  static Result<Probe> from(const boost::json::value& v) { return decode_probe(v); }
+};
+
+class DecodeCache {
+ public:
+  // `enabled` false: decode every time, keep nothing (one-shot callers such as render).
+  explicit DecodeCache(bool enabled = true) : enabled_(enabled) {}
+
+  template <class T>
+  Result<T> decode(const k8s::Object& object) {
+    const std::string_view uid = object.uid();
+    const std::string_view rv = object.resource_version();
+    const bool cacheable = enabled_ && !uid.empty() && !rv.empty();
+    if (cacheable) {
+      if (auto hit = lookup(uid, rv)) return *std::static_pointer_cast<const Result<T>>(hit);
+    }
+    auto decoded = std::make_shared<const Result<T>>(Decoding<T>::from(object.to_json()));
+    if (cacheable) store(uid, rv, decoded);
+    return *decoded;
+  }
+
+  // The object is gone: its entry goes too.
+  void forget(std::string_view uid);
+
+  std::size_t size() const;
+  std::uint64_t hits() const;
+  std::uint64_t misses() const;
+
+ private:
+  struct Entry {
+    std::string resource_version;
+    std::shared_ptr<const void> result;  // a Result<T> for the object's type
+  };
+  std::shared_ptr<const void> lookup(std::string_view uid, std::string_view rv);
+  void store(std::string_view uid, std::string_view rv, std::shared_ptr<const void> result);
+
+  const bool enabled_;
+  mutable std::mutex mutex_;  // owns entries_, hits_, misses_
+  std::unordered_map<std::string, Entry> entries_;
+  std::uint64_t hits_ = 0;
+  std::uint64_t misses_ = 0;
+};
+
+}  // namespace aop::agent

@@ -1,0 +1,101 @@
+// The configuration of one GrafanaAgent in two steps (the render-fragments and assemble
+// stages of pipeline.hpp):
+//
+//   Fragments    what each member contributes, rendered on its own: a ServiceMonitor's or
+//                PodMonitor's scrape configs (one per endpoint), a Probe's, a PodLogs
+//                job, an Integration's config block, an instance's own fields and its
+//                additional scrape configs, and the agent's global blocks;
+//   ConfigTrees  the static-mode configuration files (`agent.yml` of each config Secret)
+//                as JSON trees, assembled from the fragments in upstream's order.
+//
+// A fragment depends only on its member, the agent (root-level settings such as shards
+// and the API server block), the resolved assets and the options, so a member's fragment
+// can be kept for as long as those are unchanged. A fragment carries the problems found
+// while rendering it (a member skipped, with the field at fault) and at most one error
+// (`key not provided: ...`, malformed additional scrape configs): an error fails every
+// file that includes the fragment, as upstream fails the whole file.
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "reconcile/agent/hierarchy.hpp"
+
+namespace aop::agent {
+
+// Scrape configs (or PodLogs jobs) of one member, in order; none when it was skipped.
+struct ScrapeFragment {
+  boost::json::array configs;
+  std::vector<Problem> problems;
+  std::optional<std::string> error;
+};
+
+// A MetricsInstance's or LogsInstance's own part of its config entry.
+struct InstanceFragment {
+  boost::json::object fields;        // before the entry's scrape_configs (name, remote_write, ...)
+  boost::json::object trailing;      // after them (a LogsInstance's target_config)
+  std::vector<Problem> problems;     // of `fields`
+  std::optional<std::string> error;  // of `fields`
+  ScrapeFragment additional;         // spec.additionalScrapeConfigs, after the members' jobs
+};
+
+// One block of the agent's own settings.
+struct GlobalFragment {
+  boost::json::object fields;
+  std::vector<Problem> problems;
+  std::optional<std::string> error;
+};
+
+struct MemberKey {
+  Kind kind = Kind::service_monitor;
+  k8s::ObjectKey key;
+  auto operator<=>(const MemberKey&) const = default;
+};
+
+struct Fragments {
+  boost::json::object server;          // the `server` block of every file
+  GlobalFragment metrics_global;       // metrics.global with the replica label (metrics file)
+  GlobalFragment integrations_global;  // metrics.global without it (integrations files)
+  std::vector<InstanceFragment> metrics_instances;  // as Hierarchy::metrics
+  std::vector<InstanceFragment> logs_instances;     // as Hierarchy::logs
+  // ServiceMonitors, PodMonitors, Probes and PodLogs, each once however many instances
+  // select it.
+  std::map<MemberKey, ScrapeFragment> members;
+  std::vector<boost::json::value> integrations;  // config blocks, as Hierarchy::integrations
+};
+
+// The configuration files of the static mode, in the order they are applied.
+enum class ConfigFile { metrics, logs, integrations_deploy, integrations_ds };
+inline constexpr std::array kConfigFiles = {ConfigFile::metrics, ConfigFile::logs,
+                                            ConfigFile::integrations_deploy,
+                                            ConfigFile::integrations_ds};
+
+// Whether the hierarchy has anything for `file` (metrics: a MetricsInstance; logs: a
+// LogsInstance; integrations: an Integration with allNodes false / true).
+bool config_needed(const Hierarchy& h, ConfigFile file);
+// The config Secret holding `file`: "<agent>-config", "<agent>-logs-config",
+// "<agent>-integrations-deploy-config", "<agent>-integrations-ds-config".
+std::string config_secret_name(const GrafanaAgent& agent, ConfigFile file);
+
+// The assembled files as JSON trees (null-trimmed; numbers as the config's float64).
+// A file is absent when the hierarchy does not need it, or when it (or a file before
+// it) failed to assemble.
+struct ConfigTrees {
+  std::array<std::optional<boost::json::value>, kConfigFiles.size()> files;
+
+  std::optional<boost::json::value>& operator[](ConfigFile f) {
+    return files[static_cast<std::size_t>(f)];
+  }
+  const std::optional<boost::json::value>& operator[](ConfigFile f) const {
+    return files[static_cast<std::size_t>(f)];
+  }
+};
+
+}  // namespace aop::agent

@@ -1,0 +1,199 @@
+// The Grafana Agent controller's work for one root, as a pipeline of named stages. Each
+// stage is a pure function over values (no I/O, no clock, no logging) with one outcome
+// type: the value it computed, the problems it found (members left out or suspect; the
+// rest goes ahead), or a failure naming the stage and an error code
+// (reconcile/runtime/errors.hpp). The live controller (controller.hpp) and
+// `agent-operator render` both run plan_root(), so for the same cluster state they
+// produce the same objects.
+//
+//   GrafanaAgent object
+//     │ decode            the root into its struct (the members are decoded as discovery
+//     ▼                   lists them, through the same DecodeCache)
+//   GrafanaAgent
+//     │ discover          its MetricsInstances, LogsInstances, Integrations, their
+//     ▼                   monitors and PodLogs, and what was listed to find them
+//   Discovered
+//     │ validate          members that cannot work are left out, with a problem each
+//     ▼
+//   Hierarchy
+//     │ resolve assets    the referenced Secret and ConfigMap keys
+//     ▼
+//   AssetStore
+//     │ render fragments  one fragment per member (fragments.hpp)
+//     ▼
+//   Fragments
+//     │ assemble          the static-mode config files, as JSON trees
+//     ▼
+//   ConfigTrees
+//     │ build objects     config Secrets, Service, StatefulSets, DaemonSets, Deployments
+//     ▼
+//   DesiredObjects
+//     │ plan apply        the apply engine's plan, with content hashes
+//     ▼
+//   runtime::ApplyPlan
+//
+// Where a root stops (the failure's stage and code):
+//   decode / invalid_spec                   nothing is touched; only an edit of the root
+//   discover / discovery_failed             fixes a decode error; the others are retried
+//   resolve_assets / asset_resolution_failed  when something the root read changes
+//   assemble / render_failed                the steps before the failing file's Secret
+//                                           still apply; retried with backoff
+// A paused root (spec.paused) is discovered (so it stays watched) and nothing else.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reconcile/agent/cluster_view.hpp"
+#include "reconcile/agent/decode_cache.hpp"
+#include "reconcile/agent/fragments.hpp"
+#include "reconcile/agent/hierarchy.hpp"
+#include "reconcile/agent/objects.hpp"
+#include "reconcile/agent/options.hpp"
+#include "reconcile/runtime/apply_plan.hpp"
+#include "reconcile/runtime/dependencies.hpp"
+#include "reconcile/runtime/errors.hpp"
+
+namespace aop::agent {
+
+// ---- the outcome of a stage -----------------------------------------------------------
+
+enum class Stage {
+  decode,
+  discover,
+  validate,
+  resolve_assets,
+  render_fragments,
+  assemble,
+  build_objects,
+  plan_apply,
+};
+std::string_view stage_name(Stage stage);  // "resolve assets"
+
+struct StageFailure {
+  Stage stage = Stage::decode;
+  runtime::Errc code = runtime::Errc::invalid_spec;
+  std::string message;  // what failed, where, and what to do; never secret data
+  bool operator==(const StageFailure&) const = default;
+};
+
+template <class T>
+struct Outcome {
+  // What the stage computed. After a failure, only what the stage documents as kept
+  // (e.g. discover: what was listed so far; assemble: the files before the failing one).
+  T value{};
+  std::vector<Problem> problems;
+  std::optional<StageFailure> failure;
+
+  bool ok() const { return !failure.has_value(); }
+};
+
+// ---- the stages, in order -------------------------------------------------------------
+
+// decode: the root object into its struct ("GrafanaAgent ns/name: <path>: <error>").
+Outcome<GrafanaAgent> decode_root(const k8s::Object& root, DecodeCache& cache);
+
+// discover: the hierarchy under the agent, each list sorted by (namespace, name), with
+// what was listed to find it (also after a failure: a fix must reconcile the root). A
+// member that does not decode is left out with a problem; an invalid selector or a
+// failed list or Namespace lookup fails the stage. A ServiceMonitor that reads files of
+// the agent's file system is left out when the agent denies that.
+struct Discovered {
+  Hierarchy hierarchy;
+  std::vector<runtime::KindSelection> selections;
+};
+Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
+                             DecodeCache& cache);
+
+// validate: members that cannot work are left out of the hierarchy (a problem each,
+// naming the member and the field); suspect ones stay, with a warning. Runs before the
+// assets are resolved, so a member left out references nothing. Today: Integration
+// checks (validate_integrations.hpp). Never fails.
+Outcome<Hierarchy> validate(Hierarchy hierarchy);
+
+// resolve assets: every referenced Secret/ConfigMap key looked up. An absent object
+// stores nothing; a present object without the key fails the stage (asset resolution
+// failed, naming the reference), as does a failed lookup. Problems: distinct keys that
+// collide in the assets Secret.
+Outcome<AssetStore> resolve_assets(const Hierarchy& hierarchy, const AssetSource& source);
+
+// render fragments: one fragment per member, each rendered on its own (fragments.hpp).
+// Errors stay in the fragments; the stage itself never fails.
+Outcome<Fragments> render_fragments(const Hierarchy& hierarchy, const AssetStore& assets,
+                                    const Options& options);
+
+// assemble: the config files the hierarchy needs, in order, from the fragments
+// (consumed). The first file that includes a fragment with an error fails the stage
+// ("rendering <secret>: <error>") and ends it: the files before it are kept. Problems:
+// those of the fragments of the files assembled.
+Outcome<ConfigTrees> assemble(Fragments fragments, const Hierarchy& hierarchy);
+
+// build objects: the objects to apply, in order, from the hierarchy and its config
+// files (each emitted as go-yaml text, gzipped above kGzipThreshold). Steps end before
+// the Secret of a needed file that is missing (it failed to assemble). Problems:
+// integration volume names too long for the API server. Never fails.
+Outcome<DesiredObjects> build_objects(const Hierarchy& hierarchy, const AssetStore& assets,
+                                      const ConfigTrees& configs, const Options& options);
+
+// plan apply: the apply engine's plan for root key `root`, each object with its content
+// hash under `hash_annotation` (none when empty: the engine computes them). Never fails.
+Outcome<runtime::ApplyPlan> plan_apply(DesiredObjects desired, std::string root,
+                                       std::string_view hash_annotation);
+
+// ---- the whole pipeline ---------------------------------------------------------------
+
+// Counts for the GrafanaAgent's status.
+struct HierarchySummary {
+  std::size_t metrics_instances = 0;
+  std::size_t service_monitors = 0;  // summed over instances (a shared one counts twice)
+  std::size_t pod_monitors = 0;
+  std::size_t probes = 0;
+  std::size_t logs_instances = 0;
+  std::size_t pod_logs = 0;
+  std::size_t integrations = 0;
+};
+HierarchySummary summarize(const Hierarchy& h);
+
+struct RootPlan {
+  std::string root;  // "namespace/name"
+  std::int64_t generation = 0;
+  bool paused = false;
+  // What to watch so that any change reconciles the root again: filled also when a
+  // stage failed and when paused.
+  runtime::RootDependencies dependencies;
+  // Set once discovery succeeded.
+  std::optional<HierarchySummary> summary;
+  // Every stage's problems, in stage order.
+  std::vector<Problem> problems;
+  // The steps to run (up to a render failure); empty when paused or failed earlier.
+  runtime::ApplyPlan apply;
+  // Every workload the root should have (empty unless objects were built).
+  std::vector<WorkloadRef> workloads;
+  std::optional<StageFailure> failure;
+
+  // Whether `apply` is to run: not paused, and nothing failed before the objects were
+  // built.
+  bool applies() const;
+};
+
+struct PipelineInputs {
+  const ClusterView& view;
+  const AssetSource& assets;
+  const Options& options;
+  DecodeCache& decode_cache;
+  std::string_view hash_annotation;  // plan apply; empty: no hashes
+};
+
+RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in);
+
+// The same without a decode cache or hashes, over one view that is also the asset
+// source (`render`, tests).
+template <class View>
+RootPlan plan_root(const k8s::Object& root, const View& view, const Options& options) {
+  DecodeCache uncached(false);
+  return plan_root(root, PipelineInputs{view, view, options, uncached, {}});
+}
+
+}  // namespace aop::agent

@@ -1,0 +1,84 @@
+// The status of one GrafanaAgent after a reconcile, and what the runner does next, as a
+// pure function of what happened: the plan (pipeline.hpp), the apply engine's report,
+// the state of the root's workloads, and an error reading referenced Secrets.
+//
+// Status written on the GrafanaAgent (status subresource, only when it changed):
+//   conditions        Reconciled (True, or False with a reason and the error) and Ready
+//                     (every workload the root should have exists, has rolled out its
+//                     latest spec and has its replicas ready)
+//   observedGeneration
+//   metricsInstances, serviceMonitors, podMonitors, probes, logsInstances, podLogs,
+//   integrations      counts of the discovered hierarchy (a monitor selected by two
+//                     instances counts twice)
+//   problems          [{kind, namespace, name, message, severity, field}] of members that
+//                     were left out or look wrong (at most kMaxStatusProblems)
+//
+// Which error wins when several happened (the first in this order): the root does not
+// decode (InvalidSpec, no retry until it changes), reading referenced Secrets failed
+// (AssetReadFailed), discovery failed (DiscoveryFailed), a referenced key is missing
+// (AssetResolutionFailed), a write failed (ApplyFailed), a config file failed to render
+// (RenderFailed). Every error but the first is retried with backoff, and at once when
+// something the root read changes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include <boost/json/value.hpp>
+
+#include "k8s/object.hpp"
+#include "reconcile/agent/pipeline.hpp"
+#include "reconcile/runtime/apply.hpp"
+#include "reconcile/runtime/controller.hpp"
+#include "reconcile/runtime/errors.hpp"
+#include "reconcile/runtime/status.hpp"
+
+namespace aop::agent {
+
+inline constexpr std::size_t kMaxStatusProblems = 50;
+
+// A workload as last seen: the API server's answer to this reconcile's write of it when
+// there was one (fresher than the cache), else the cache.
+struct WorkloadState {
+  WorkloadRef ref;
+  bool exists = false;
+  bool apply_failed = false;  // this reconcile's write of it failed
+  std::int64_t generation = 0;
+  std::optional<std::int64_t> observed_generation;  // status.observedGeneration
+  std::int64_t desired = 0;                         // replicas (DaemonSet: pods scheduled)
+  std::int64_t ready = 0;
+};
+
+// The state of `ref` from its live object (nullptr: it does not exist).
+WorkloadState workload_state(const WorkloadRef& ref, const k8s::Object* live);
+
+struct Readiness {
+  bool ready = false;
+  std::string reason;  // NoWorkloads, WorkloadsReady, WorkloadsNotReady
+  std::string message;
+};
+
+// Ready when every workload exists, its controller has observed its latest generation
+// (status.observedGeneration present and not older than metadata.generation, as
+// `kubectl rollout status` requires) and it has all its replicas ready.
+Readiness readiness(std::span<const WorkloadState> workloads);
+
+struct RootStatus {
+  runtime::StatusUpdate update;  // conditions and fields to write
+  // The error the reconcile ends with (also the reason of its Warning Event).
+  std::optional<runtime::Failure> error;
+  // Discovery succeeded: the plan's problems are the root's current problems.
+  bool problems_known = false;
+  // What the runner does next (a failed status write aside).
+  runtime::ReconcileResult result;
+};
+
+// `applied` is nullptr when the plan's steps did not run; `workloads` holds the state of
+// every workload of plan.workloads.
+RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied,
+                       std::span<const WorkloadState> workloads,
+                       const std::optional<std::string>& read_error);
+
+}  // namespace aop::agent

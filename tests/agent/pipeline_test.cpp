@@ -1,0 +1,190 @@
+// The pipeline as a whole (plan_root): where each kind of failure stops a root and what
+// it keeps (dependencies, earlier steps, workloads), problems in stage order, hashes,
+// and the decode cache across reconciles.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "tests/agent/pipeline_support.hpp"
+
+namespace aop::agent {
+namespace {
+
+using namespace aop::agent::testing;
+
+constexpr std::string_view kHierarchy = R"(
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: MetricsInstance
+metadata: {name: m, namespace: ns1, uid: mi-1, resourceVersion: "5"}
+spec:
+  serviceMonitorSelector: {}
+  remoteWrite:
+  - url: http://mimir
+    basicAuth: {username: {name: rw, key: user}, password: {name: rw, key: pass}}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: web, namespace: ns1, uid: sm-1, resourceVersion: "7"}
+spec:
+  endpoints: [{port: http}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: rw, namespace: ns1}
+stringData: {user: u, pass: p}
+)";
+
+std::string agent(std::string_view spec) {
+  return "apiVersion: monitoring.grafana.com/v1alpha1\nkind: GrafanaAgent\nmetadata: {name: "
+         "agent, namespace: ns1, uid: ga-1, resourceVersion: '3', generation: 4}\nspec: " +
+         std::string(spec) + "\n---\n" + std::string(kHierarchy);
+}
+
+RootPlan plan_of(const std::string& text, std::string_view hash_annotation = {}) {
+  const MemoryCluster c = cluster_of(text);
+  DecodeCache uncached(false);
+  return plan_root(*root_of(c), PipelineInputs{c, c, Options{}, uncached, hash_annotation});
+}
+
+TEST(Pipeline, ARootThatDoesNotDecodeStopsAtDecodeAndReadsNothing) {
+  const RootPlan plan = plan_of(agent("{metrics: {instanceSelector: {}, shards: many}}"));
+  ASSERT_TRUE(plan.failure.has_value());
+  EXPECT_EQ(plan.failure->stage, Stage::decode);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::invalid_spec);
+  EXPECT_EQ(plan.root, "ns1/agent");
+  EXPECT_EQ(plan.generation, 4);
+  EXPECT_TRUE(plan.dependencies.selections.empty());
+  EXPECT_FALSE(plan.summary.has_value());
+  EXPECT_FALSE(plan.applies());
+}
+
+TEST(Pipeline, APausedRootIsWatchedAndOtherwiseLeftAlone) {
+  const RootPlan plan = plan_of(agent("{paused: true, metrics: {instanceSelector: {}}}"));
+  EXPECT_TRUE(plan.paused);
+  EXPECT_FALSE(plan.failure.has_value());
+  EXPECT_FALSE(plan.applies());
+  EXPECT_TRUE(plan.apply.steps.empty());
+  EXPECT_TRUE(plan.problems.empty());
+  // Everything a change of which could matter once it is unpaused.
+  EXPECT_EQ(plan.dependencies.selections.size(), 2u);  // MetricsInstances, ServiceMonitors
+  ASSERT_EQ(plan.dependencies.objects.size(), 1u);
+  EXPECT_EQ(plan.dependencies.objects[0].key, (k8s::ObjectKey{"ns1", "rw"}));
+}
+
+TEST(Pipeline, ADiscoveryFailureKeepsWhatWasListed) {
+  const RootPlan plan =
+      plan_of(agent("{metrics: {instanceSelector: {matchExpressions: [{key: a, operator: X}]}}}"));
+  ASSERT_TRUE(plan.failure.has_value());
+  EXPECT_EQ(plan.failure->stage, Stage::discover);
+  EXPECT_FALSE(plan.applies());
+  EXPECT_FALSE(plan.summary.has_value());
+  EXPECT_TRUE(plan.apply.steps.empty());
+}
+
+TEST(Pipeline, AMissingKeyTouchesNothingButTheRootStaysWatched) {
+  std::string text = agent("{metrics: {instanceSelector: {}}}");
+  text.replace(text.find("stringData: {user: u, pass: p}"), 30, "stringData: {user: u}");
+  const RootPlan plan = plan_of(text);
+  ASSERT_TRUE(plan.failure.has_value());
+  EXPECT_EQ(plan.failure->stage, Stage::resolve_assets);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::asset_resolution_failed);
+  EXPECT_FALSE(plan.applies());
+  EXPECT_TRUE(plan.apply.steps.empty());
+  ASSERT_TRUE(plan.summary.has_value());
+  EXPECT_EQ(plan.summary->service_monitors, 1u);
+  ASSERT_EQ(plan.dependencies.objects.size(), 1u);  // fixing the Secret reconciles it
+}
+
+TEST(Pipeline, ARenderFailureKeepsTheStepsBeforeTheFailingFile) {
+  // The LogsInstance's client reads a Secret that does not exist: nothing to resolve (an
+  // absent object stores nothing), but its config cannot be rendered.
+  const RootPlan plan = plan_of(agent(R"({metrics: {instanceSelector: {}},
+    logs: {instanceSelector: {}}})") +
+                                R"(
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: LogsInstance
+metadata: {name: logs, namespace: ns1}
+spec:
+  clients:
+  - url: "http://loki"
+    basicAuth: {username: {name: gone, key: u}, password: {name: gone, key: p}}
+)");
+  ASSERT_TRUE(plan.failure.has_value());
+  EXPECT_EQ(plan.failure->stage, Stage::assemble);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::render_failed);
+  EXPECT_TRUE(plan.applies());
+  std::vector<std::string> applied;
+  for (const auto& s : plan.apply.steps) {
+    applied.push_back(s.action == runtime::ApplyStep::Action::apply ? s.key.name : "prune");
+  }
+  EXPECT_EQ(applied, (std::vector<std::string>{"agent-secrets", "agent-config", "agent-operated",
+                                               "agent", "prune"}));
+  // The workloads the root should have include the logs DaemonSet not applied this time.
+  ASSERT_EQ(plan.workloads.size(), 2u);
+  EXPECT_EQ(plan.workloads[1], (WorkloadRef{Kind::daemon_set, {"ns1", "agent-logs"}}));
+}
+
+TEST(Pipeline, ProblemsComeInStageOrder) {
+  const RootPlan plan = plan_of(agent(R"({metrics: {instanceSelector: {}},
+    integrations: {selector: {}}})") +
+                                R"(
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: skipped, namespace: ns1}
+spec:
+  selector: {matchExpressions: [{key: a, operator: In}]}
+  endpoints: [{port: http}]
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: undecodable, namespace: ns1}
+spec: {endpoints: 5}
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: Integration
+metadata: {name: bad-config, namespace: ns1}
+spec: {name: x, config: [1]}
+)");
+  ASSERT_FALSE(plan.failure.has_value()) << plan.failure->message;
+  const auto problems = strs(plan.problems);
+  ASSERT_EQ(problems.size(), 3u) << ::testing::PrintToString(problems);
+  EXPECT_EQ(problems[0].rfind("ServiceMonitor ns1/undecodable: ", 0), 0u);            // discover
+  EXPECT_EQ(problems[1].rfind("Integration ns1/bad-config: spec.config: ", 0), 0u);   // validate
+  EXPECT_EQ(problems[2].rfind("ServiceMonitor ns1/skipped: spec.selector.", 0), 0u);  // render
+}
+
+TEST(Pipeline, ContentHashesArePlannedWhenAsked) {
+  const std::string text = agent("{metrics: {instanceSelector: {}}}");
+  const RootPlan hashed = plan_of(text, "example.com/hash");
+  const RootPlan plain = plan_of(text);
+  ASSERT_EQ(hashed.apply.steps.size(), plain.apply.steps.size());
+  EXPECT_EQ(hashed.apply.root, "ns1/agent");
+  for (std::size_t i = 0; i < hashed.apply.steps.size(); ++i) {
+    const auto& s = hashed.apply.steps[i];
+    EXPECT_TRUE(plain.apply.steps[i].hash.empty());
+    if (s.action != runtime::ApplyStep::Action::apply) continue;
+    EXPECT_EQ(s.hash, runtime::content_hash(s.object, "example.com/hash"));
+    EXPECT_EQ(s.hash.size(), 64u);
+  }
+}
+
+TEST(Pipeline, UnchangedMembersAreNotDecodedAgain) {
+  const MemoryCluster c = cluster_of(agent("{metrics: {instanceSelector: {}}}"));
+  DecodeCache cache;
+  const PipelineInputs in{c, c, Options{}, cache, {}};
+  const RootPlan first = plan_root(*root_of(c), in);
+  ASSERT_FALSE(first.failure.has_value());
+  EXPECT_EQ(cache.misses(), 3u);  // the agent, its MetricsInstance and ServiceMonitor
+  const RootPlan second = plan_root(*root_of(c), in);
+  EXPECT_EQ(cache.misses(), 3u);
+  EXPECT_EQ(cache.hits(), 3u);
+  ASSERT_EQ(second.apply.steps.size(), first.apply.steps.size());
+  for (std::size_t i = 0; i < first.apply.steps.size(); ++i) {
+    EXPECT_EQ(second.apply.steps[i].object, first.apply.steps[i].object);
+  }
+}
+
+}  // namespace
+}  // namespace aop::agent

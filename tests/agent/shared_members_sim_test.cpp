@@ -1,0 +1,80 @@
+// A member shared by two hierarchies reconciles both; an agent outside --agent-selector
+// is left alone.
+#include <gtest/gtest.h>
+#include <boost/json.hpp>
+
+#include "tests/agent/agent_sim_support.hpp"
+
+namespace aop::agent::testing {
+namespace {
+
+// A resource shared by two hierarchies reconciles both, and an agent outside
+// --agent-selector is left alone.
+TEST_F(AgentControllerSimTest, SharedMembersAndAgentSelector) {
+  AgentModuleOptions options = module_options();
+  options.agent_selector = "operated-by=test";
+  auto& agent = env.add_agent_controller(options);
+  env.start();
+  env.create_yaml(R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: team}
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: MetricsInstance
+metadata: {name: shared, namespace: team, labels: {agent: any}}
+spec:
+  serviceMonitorSelector: {matchLabels: {scrape: "yes"}}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: app, namespace: team, labels: {scrape: "yes"}}
+spec:
+  selector: {matchLabels: {app: app}}
+  endpoints: [{port: http}]
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: GrafanaAgent
+metadata: {name: one, namespace: team, labels: {operated-by: test}}
+spec:
+  metrics: {instanceSelector: {matchLabels: {agent: any}}}
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: GrafanaAgent
+metadata: {name: two, namespace: team, labels: {operated-by: test}}
+spec:
+  metrics: {instanceSelector: {matchLabels: {agent: any}}}
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: GrafanaAgent
+metadata: {name: ignored, namespace: team, labels: {operated-by: someone-else}}
+spec:
+  metrics: {instanceSelector: {matchLabels: {agent: any}}}
+)");
+  ASSERT_TRUE(tst::wait_until(
+      [&] {
+        return contains(env.agent_yml("team", "one-config"), "serviceMonitor/team/app/0") &&
+               contains(env.agent_yml("team", "two-config"), "serviceMonitor/team/app/0") &&
+               agent.idle();
+      },
+      kDeadline));
+  EXPECT_FALSE(env.exists(Kind::secret, "team", "ignored-config"));
+  EXPECT_EQ(agent.reconciles("team/ignored"), 0u);
+
+  const auto one = agent.reconciles("team/one");
+  const auto two = agent.reconciles("team/two");
+  env.patch(Kind::service_monitor, "team", "app",
+            json::parse(R"({"spec": {"endpoints": [{"port": "http"}, {"port": "debug"}]}})"));
+  ASSERT_TRUE(tst::wait_until(
+      [&] {
+        return contains(env.agent_yml("team", "one-config"), "serviceMonitor/team/app/1") &&
+               contains(env.agent_yml("team", "two-config"), "serviceMonitor/team/app/1");
+      },
+      kDeadline));
+  EXPECT_GT(agent.reconciles("team/one"), one);
+  EXPECT_GT(agent.reconciles("team/two"), two);
+  EXPECT_EQ(agent.reconciles("team/ignored"), 0u);
+}
+
+}  // namespace
+}  // namespace aop::agent::testing
