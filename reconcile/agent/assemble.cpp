@@ -144,38 +144,61 @@ class Assembler {
 
 }  // namespace
 
+namespace {
+
+// One file into `out`: false (with out.failure set) when it failed.
+bool assemble_one(Assembler& a, const Hierarchy& hierarchy, ConfigFile file,
+                  std::optional<boost::json::value>& tree, std::vector<Problem>& problems,
+                  std::optional<StageFailure>& failure) {
+  FileBuild b;
+  json::value t;
+  switch (file) {
+    case ConfigFile::metrics:
+      t = a.metrics(b);
+      break;
+    case ConfigFile::logs:
+      t = a.logs(b);
+      break;
+    case ConfigFile::integrations_deploy:
+      t = a.integrations(false, b);
+      break;
+    case ConfigFile::integrations_ds:
+      t = a.integrations(true, b);
+      break;
+  }
+  if (b.error) {
+    // The whole file fails, as upstream.
+    failure =
+        StageFailure{Stage::assemble, runtime::Errc::render_failed,
+                     "rendering " + config_secret_name(hierarchy.agent, file) + ": " + *b.error};
+    return false;
+  }
+  null_trim(t);
+  tree = std::move(t);
+  problems.insert(problems.end(), b.problems.begin(), b.problems.end());
+  return true;
+}
+
+}  // namespace
+
 Outcome<ConfigTrees> assemble(Fragments fragments, const Hierarchy& hierarchy) {
   Outcome<ConfigTrees> out;
   Assembler a(fragments, hierarchy);
   for (const ConfigFile file : kConfigFiles) {
     if (!config_needed(hierarchy, file)) continue;
-    FileBuild b;
-    json::value tree;
-    switch (file) {
-      case ConfigFile::metrics:
-        tree = a.metrics(b);
-        break;
-      case ConfigFile::logs:
-        tree = a.logs(b);
-        break;
-      case ConfigFile::integrations_deploy:
-        tree = a.integrations(false, b);
-        break;
-      case ConfigFile::integrations_ds:
-        tree = a.integrations(true, b);
-        break;
-    }
-    if (b.error) {
-      // The whole file fails, as upstream; the files before it stand.
-      out.failure =
-          StageFailure{Stage::assemble, runtime::Errc::render_failed,
-                       "rendering " + config_secret_name(hierarchy.agent, file) + ": " + *b.error};
-      return out;
-    }
-    null_trim(tree);
-    out.value[file] = std::move(tree);
-    out.problems.insert(out.problems.end(), b.problems.begin(), b.problems.end());
+    // The files before a failing one stand.
+    if (!assemble_one(a, hierarchy, file, out.value[file], out.problems, out.failure)) break;
   }
+  return out;
+}
+
+Outcome<boost::json::value> assemble_file(Fragments fragments, const Hierarchy& hierarchy,
+                                          ConfigFile file) {
+  Outcome<boost::json::value> out;
+  Assembler a(fragments, hierarchy);
+  std::optional<boost::json::value> tree;
+  if (assemble_one(a, hierarchy, file, tree, out.problems, out.failure))
+    out.value = std::move(*tree);
   return out;
 }
 

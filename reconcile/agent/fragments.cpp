@@ -99,15 +99,10 @@ Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets
   Outcome<Fragments> out;
   Fragments& f = out.value;
   f.server = detail::server_block(h.agent);
-  // The global blocks render the agent's remote_write (Secret values): only for the files
-  // that include them.
-  if (config_needed(h, ConfigFile::metrics)) {
-    f.metrics_global = global_fragment(h, assets, options, true);
-  }
-  if (config_needed(h, ConfigFile::integrations_deploy) ||
-      config_needed(h, ConfigFile::integrations_ds)) {
-    f.integrations_global = global_fragment(h, assets, options, false);
-  }
+  // Rendered whatever files the hierarchy needs: an error in one matters only to the
+  // files that include it.
+  f.metrics_global = global_fragment(h, assets, options, true);
+  f.integrations_global = global_fragment(h, assets, options, false);
   for (const auto& e : h.metrics) {
     const auto& mi = e.instance;
     f.metrics_instances.push_back(instance_fragment(

@@ -129,6 +129,10 @@ Outcome<Fragments> render_fragments(const Hierarchy& hierarchy, const AssetStore
 // ("rendering <secret>: <error>") and ends it: the files before it are kept. Problems:
 // those of the fragments of the files assembled.
 Outcome<ConfigTrees> assemble(Fragments fragments, const Hierarchy& hierarchy);
+// The same for one file, whether or not the hierarchy needs it (tests and tools of other
+// backends that translate the static trees).
+Outcome<boost::json::value> assemble_file(Fragments fragments, const Hierarchy& hierarchy,
+                                          ConfigFile file);
 
 // build objects: the objects to apply, in order, from the hierarchy and its config
 // files (each emitted as go-yaml text, gzipped above kGzipThreshold). Steps end before

@@ -28,7 +28,9 @@ IntegrationsRoot root_of(const test::Root& r, bool integers = false) {
 }
 
 value integrations_tree(const test::Root& r, bool all_nodes, const agent::Options& options = {}) {
-  auto tree = agent::integrations_config_tree(r.hierarchy, r.assets, options, all_nodes, nullptr);
+  auto tree = test::static_tree(
+      r, all_nodes ? agent::ConfigFile::integrations_ds : agent::ConfigFile::integrations_deploy,
+      options);
   EXPECT_TRUE(tree.has_value());
   return tree ? *tree : value();
 }
@@ -1095,7 +1097,8 @@ TEST(IntegrationsTranslation, EveryStaticGoldenInputPassesTheChecker) {
       if (r.hierarchy.integrations.empty()) continue;
       for (const bool all_nodes : {false, true}) {
         SCOPED_TRACE(e.path().filename().string() + (all_nodes ? " ds" : " deploy"));
-        auto tree = agent::integrations_config_tree(r.hierarchy, r.assets, {}, all_nodes, nullptr);
+        auto tree = test::static_tree(r, all_nodes ? agent::ConfigFile::integrations_ds
+                                                   : agent::ConfigFile::integrations_deploy);
         if (!tree) continue;
         const auto c =
             translate_integrations(*tree, test::members(r.hierarchy), all_nodes, root_of(r));
@@ -1133,7 +1136,8 @@ TEST(IntegrationsTranslation, DeployExamples) {
   std::size_t translated = 0;
   for (const auto& r : roots) {
     for (const bool all_nodes : {false, true}) {
-      auto tree = agent::integrations_config_tree(r.hierarchy, r.assets, {}, all_nodes, nullptr);
+      auto tree = test::static_tree(r, all_nodes ? agent::ConfigFile::integrations_ds
+                                                 : agent::ConfigFile::integrations_deploy);
       ASSERT_TRUE(tree.has_value());
       const auto c =
           translate_integrations(*tree, test::members(r.hierarchy), all_nodes, root_of(r));
@@ -1158,7 +1162,8 @@ TEST(IntegrationsTranslation, DeterministicUnderShuffledInputs) {
   const auto render = [](const test::Root& r, bool reverse_keys) {
     std::vector<std::string> out;
     for (const bool all_nodes : {false, true}) {
-      auto tree = agent::integrations_config_tree(r.hierarchy, r.assets, {}, all_nodes, nullptr);
+      auto tree = test::static_tree(r, all_nodes ? agent::ConfigFile::integrations_ds
+                                                 : agent::ConfigFile::integrations_deploy);
       EXPECT_TRUE(tree.has_value());
       auto members = test::members(r.hierarchy);
       if (reverse_keys) {

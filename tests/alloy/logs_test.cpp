@@ -28,7 +28,7 @@ LogsRoot logs_root(const test::Root& r, bool integers = false) {
 }
 
 value logs_tree(const test::Root& r, const agent::Options& options = {}) {
-  auto tree = agent::logs_config_tree(r.hierarchy, r.assets, options, nullptr);
+  auto tree = test::static_tree(r, agent::ConfigFile::logs, options);
   EXPECT_TRUE(tree.has_value());
   return tree ? *tree : value();
 }
@@ -88,7 +88,7 @@ std::vector<GoldenLogs> golden_logs(unsigned shuffle_seed = 0) {
     options.compat = fixed ? agent::Compat::fixed : agent::Compat::upstream;
     for (auto& r : test::roots(test::read(input), options, shuffle_seed)) {
       if (r.hierarchy.logs.empty()) continue;
-      auto tree = agent::logs_config_tree(r.hierarchy, r.assets, options, nullptr);
+      auto tree = test::static_tree(r, agent::ConfigFile::logs, options);
       if (!tree) continue;  // a render error of the static backend (missing Secret key, ...)
       out.push_back({e.path().filename().string() + " " + r.ns() + "/" + r.name(), std::move(r),
                      std::move(*tree), fixed});

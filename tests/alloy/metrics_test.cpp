@@ -26,7 +26,7 @@ std::vector<std::pair<agent::GrafanaAgent, value>> static_trees(
     std::string_view yaml, const agent::Options& options = {}) {
   std::vector<std::pair<agent::GrafanaAgent, value>> out;
   for (auto& r : test::roots(yaml, options)) {
-    auto tree = agent::metrics_config_tree(r.hierarchy, r.assets, options, nullptr);
+    auto tree = test::static_tree(r, agent::ConfigFile::metrics, options);
     if (tree) out.emplace_back(r.hierarchy.agent, std::move(*tree));
   }
   return out;

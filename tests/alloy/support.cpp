@@ -11,6 +11,7 @@
 #include "k8s/yaml.hpp"
 #include "reconcile/agent/decode.hpp"
 #include "reconcile/agent/memory_cluster.hpp"
+#include "reconcile/agent/pipeline.hpp"
 #include "reconcile/alloy/pack.hpp"
 
 namespace aop::alloy::test {
@@ -46,14 +47,25 @@ std::vector<Root> roots(std::string_view yaml, const agent::Options& options,
   std::sort(agents.begin(), agents.end(), [](const auto& a, const auto& b) {
     return std::tie(a.metadata.ns, a.metadata.name) < std::tie(b.metadata.ns, b.metadata.name);
   });
+  (void)options;  // the discover, validate and resolve-assets stages take none
   for (const auto& ga : agents) {
-    auto d = agent::discover(ga, cluster, options);
+    agent::DecodeCache uncached(false);
+    auto d = agent::discover(ga, cluster, uncached);
     if (!d.ok()) continue;
-    auto store = agent::resolve_assets(d.hierarchy, cluster);
-    if (!store) continue;
-    out.push_back(Root{std::move(d.hierarchy), std::move(*store)});
+    auto h = agent::validate(std::move(d.value.hierarchy));
+    auto store = agent::resolve_assets(h.value, cluster);
+    if (!store.ok()) continue;
+    out.push_back(Root{std::move(h.value), std::move(store.value)});
   }
   return out;
+}
+
+std::optional<boost::json::value> static_tree(const Root& r, agent::ConfigFile file,
+                                              const agent::Options& options) {
+  auto fragments = agent::render_fragments(r.hierarchy, r.assets, options);
+  auto tree = agent::assemble_file(std::move(fragments.value), r.hierarchy, file);
+  if (!tree.ok()) return std::nullopt;
+  return std::move(tree.value);
 }
 
 std::set<std::string> agent_clients(const agent::Hierarchy& h) {

@@ -10,6 +10,9 @@
 
 #include <boost/json/value.hpp>
 
+#include <optional>
+
+#include "reconcile/agent/fragments.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/options.hpp"
 #include "reconcile/alloy/integrations.hpp"
@@ -35,6 +38,11 @@ struct Root {
 // in a shuffled order (discovery must sort them back).
 std::vector<Root> roots(std::string_view yaml, const agent::Options& options = {},
                         unsigned shuffle_seed = 0);
+
+// The static backend's config tree of `file` (the render-fragments and assemble stages),
+// whether or not the hierarchy needs the file; nullopt when it fails to render.
+std::optional<boost::json::value> static_tree(const Root& r, agent::ConfigFile file,
+                                              const agent::Options& options = {});
 
 // `<ns>/<name>` of the LogsInstances without clients of their own (they use the
 // GrafanaAgent's).
