@@ -83,35 +83,6 @@ bool is_workload(Kind kind) {
   return kind == Kind::stateful_set || kind == Kind::daemon_set || kind == Kind::deployment;
 }
 
-// The owned kinds' caches as the apply engine reads them.
-class OwnedCaches final : public runtime::ObjectCache {
- public:
-  void add(Kind kind, k8s::KindCache* cache) { caches_[group_kind(kind)] = cache; }
-
-  k8s::ObjectPtr get(const GroupKind& kind, const k8s::ObjectKey& key) const override {
-    const auto* c = find(kind);
-    return c == nullptr ? nullptr : c->get(key);
-  }
-  std::vector<k8s::ObjectPtr> list(const GroupKind& kind, std::string_view ns) const override {
-    const auto* c = find(kind);
-    return c == nullptr ? std::vector<k8s::ObjectPtr>{} : c->list(ns);
-  }
-  std::vector<k8s::ObjectPtr> owned_by(const GroupKind& kind,
-                                       std::string_view owner_uid) const override {
-    const auto* c = find(kind);
-    return c == nullptr ? std::vector<k8s::ObjectPtr>{}
-                        : c->by_index(runtime::kOwnerUidIndex, owner_uid);
-  }
-  bool has(const GroupKind& kind) const override { return find(kind) != nullptr; }
-
- private:
-  const k8s::KindCache* find(const GroupKind& kind) const {
-    const auto it = caches_.find(kind);
-    return it == caches_.end() ? nullptr : it->second;
-  }
-  std::map<GroupKind, k8s::KindCache*> caches_;  // filled before the caches start
-};
-
 // What the read-and-compute step came to.
 struct Planned {
   RootPlan plan;
@@ -152,7 +123,7 @@ struct AgentController::Impl {
   LiveCaches caches;
   std::map<Kind, k8s::KindCache*> owned;
   std::vector<k8s::KindCache*> all_caches;  // for readiness
-  OwnedCaches object_cache;
+  runtime::KindCacheView object_cache;      // the owned kinds, as the apply engine reads them
   LiveClusterView view{caches};
   AssetContents contents;
   DecodeCache decode_cache;
@@ -210,7 +181,7 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
     k8s::KindCache* kc = cache(k, true, k == Kind::secret, managed_by_selector());
     kc->add_index(std::string(runtime::kOwnerUidIndex), runtime::owner_uid_index());
     owned[k] = kc;
-    object_cache.add(k, kc);
+    object_cache.add(gvk(k), *kc);
   }
 
   runtime::ApplyOptions apply;

@@ -14,22 +14,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string sha256_hex(std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("SHA-256 is unavailable in this OpenSSL");  // start-up failure
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(static_cast<std::size_t>(len) * 2);
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 0xf]);
-  }
-  return out;
-}
-
 void write_canonical(const json::value& v, std::string& out) {
   switch (v.kind()) {
     case json::kind::object: {
@@ -114,6 +98,22 @@ std::size_t ApplyPlan::applies() const {
   return static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](const auto& s) {
     return s.action == ApplyStep::Action::apply;
   }));
+}
+
+std::string sha256_hex(std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("SHA-256 is unavailable in this OpenSSL");  // start-up failure
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(static_cast<std::size_t>(len) * 2);
+  for (unsigned int i = 0; i < len; ++i) {
+    out.push_back(kHex[md[i] >> 4]);
+    out.push_back(kHex[md[i] & 0xf]);
+  }
+  return out;
 }
 
 std::optional<k8s::GroupVersionKind> gvk_of(const json::object& obj) {

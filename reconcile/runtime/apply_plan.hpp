@@ -79,6 +79,9 @@ struct ApplyPlan {
 // apiVersion + kind of a JSON object.
 std::optional<k8s::GroupVersionKind> gvk_of(const boost::json::object& obj);
 
+// Lower-case hex SHA-256 of `data`.
+std::string sha256_hex(std::string_view data);
+
 // JSON with object keys sorted at every level (deterministic bytes for hashing).
 std::string canonical_json(const boost::json::value& v);
 

@@ -59,4 +59,38 @@ bool InformerCache::has(const GroupKind& kind) const {
   return find(kind) != nullptr;
 }
 
+void KindCacheView::add(const k8s::GroupVersionKind& gvk, k8s::KindCache& cache) {
+  caches_[GroupKind::of(gvk)] = &cache;
+}
+
+bool KindCacheView::has_synced() const {
+  return std::all_of(caches_.begin(), caches_.end(),
+                     [](const auto& kv) { return kv.second->has_synced(); });
+}
+
+const k8s::KindCache* KindCacheView::find(const GroupKind& kind) const {
+  const auto it = caches_.find(kind);
+  return it == caches_.end() ? nullptr : it->second;
+}
+
+k8s::ObjectPtr KindCacheView::get(const GroupKind& kind, const k8s::ObjectKey& key) const {
+  const k8s::KindCache* c = find(kind);
+  return c != nullptr ? c->get(key) : nullptr;
+}
+
+std::vector<k8s::ObjectPtr> KindCacheView::list(const GroupKind& kind, std::string_view ns) const {
+  const k8s::KindCache* c = find(kind);
+  return c != nullptr ? c->list(ns) : std::vector<k8s::ObjectPtr>{};
+}
+
+std::vector<k8s::ObjectPtr> KindCacheView::owned_by(const GroupKind& kind,
+                                                    std::string_view owner_uid) const {
+  const k8s::KindCache* c = find(kind);
+  return c != nullptr ? c->by_index(kOwnerUidIndex, owner_uid) : std::vector<k8s::ObjectPtr>{};
+}
+
+bool KindCacheView::has(const GroupKind& kind) const {
+  return find(kind) != nullptr;
+}
+
 }  // namespace aop::runtime

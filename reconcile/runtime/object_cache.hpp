@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "k8s/informer.hpp"
+#include "k8s/informer_factory.hpp"
 #include "k8s/object.hpp"
 #include "k8s/store.hpp"
 #include "reconcile/runtime/dependency_index.hpp"
@@ -58,6 +59,28 @@ class InformerCache final : public ObjectCache {
   };
   const Entry* find(const GroupKind& kind) const;
   std::map<GroupKind, Entry> entries_;
+};
+
+// An ObjectCache over the shared InformerFactory's KindCaches of the owned kinds (what
+// both controllers use). owned_by() answers from the owner-UID index when the caches
+// have it (add owner_uid_index() to a KindCache before it starts; a controller that
+// prunes by namespace need not pay for it). Filled before the caches start; read-only
+// and thread-safe afterwards.
+class KindCacheView final : public ObjectCache {
+ public:
+  void add(const k8s::GroupVersionKind& gvk, k8s::KindCache& cache);
+
+  bool has_synced() const;
+
+  k8s::ObjectPtr get(const GroupKind& kind, const k8s::ObjectKey& key) const override;
+  std::vector<k8s::ObjectPtr> list(const GroupKind& kind, std::string_view ns) const override;
+  std::vector<k8s::ObjectPtr> owned_by(const GroupKind& kind,
+                                       std::string_view owner_uid) const override;
+  bool has(const GroupKind& kind) const override;
+
+ private:
+  const k8s::KindCache* find(const GroupKind& kind) const;
+  std::map<GroupKind, k8s::KindCache*> caches_;
 };
 
 }  // namespace aop::runtime

@@ -24,6 +24,7 @@
 #include "reconcile/runtime/object_cache.hpp"
 #include "reconcile/runtime/status.hpp"
 #include "reconcile/telegraf/objects.hpp"
+#include "reconcile/telegraf/source_events.hpp"
 #include "reconcile/telegraf/sources.hpp"
 #include "reconcile/telegraf/validation.hpp"
 
@@ -66,44 +67,6 @@ constexpr auto kWaitingRetry = std::chrono::seconds(2);
 // (the apply engine's expectations: the watch usually delivers them within milliseconds).
 constexpr auto kCatchUpRetry = std::chrono::milliseconds(20);
 
-// An ObjectCache over the factory's KindCaches of the owned kinds, for the apply engine.
-// Filled in the constructor; read-only (and thread-safe) afterwards.
-class KindCacheView final : public runtime::ObjectCache {
- public:
-  void add(const k8s::GroupVersionKind& gvk, k8s::KindCache& cache) {
-    caches_[runtime::GroupKind::of(gvk)] = &cache;
-  }
-  k8s::ObjectPtr get(const runtime::GroupKind& kind, const k8s::ObjectKey& key) const override {
-    const k8s::KindCache* c = find(kind);
-    return c != nullptr ? c->get(key) : nullptr;
-  }
-  std::vector<k8s::ObjectPtr> list(const runtime::GroupKind& kind,
-                                   std::string_view ns) const override {
-    const k8s::KindCache* c = find(kind);
-    return c != nullptr ? c->list(ns) : std::vector<k8s::ObjectPtr>{};
-  }
-  // The controller prunes by namespace, so no owner-UID index is kept (it would cost an
-  // entry per object for nothing); this answers from it only if someone added it.
-  std::vector<k8s::ObjectPtr> owned_by(const runtime::GroupKind& kind,
-                                       std::string_view owner_uid) const override {
-    const k8s::KindCache* c = find(kind);
-    return c != nullptr ? c->by_index(runtime::kOwnerUidIndex, owner_uid)
-                        : std::vector<k8s::ObjectPtr>{};
-  }
-  bool has(const runtime::GroupKind& kind) const override { return find(kind) != nullptr; }
-  bool has_synced() const {
-    return std::all_of(caches_.begin(), caches_.end(),
-                       [](const auto& kv) { return kv.second->has_synced(); });
-  }
-
- private:
-  const k8s::KindCache* find(const runtime::GroupKind& kind) const {
-    const auto it = caches_.find(kind);
-    return it == caches_.end() ? nullptr : it->second;
-  }
-  std::map<runtime::GroupKind, k8s::KindCache*> caches_;
-};
-
 bool is_owned_name(std::string_view name) {
   return name == kConfigMapName || name == kSecretName || name == kDeploymentName;
 }
@@ -141,12 +104,6 @@ std::optional<std::string> target_of_application(const k8s::Object& app,
   if (!v || !v->is_string() || !is_dns_label(v->get_string())) return std::nullopt;
   return std::string(v->get_string());
 }
-
-// The object a problem is reported on.
-struct Subject {
-  k8s::GroupVersionKind gvk;
-  k8s::ObjectPtr object;
-};
 
 // What a reconcile of one target read.
 struct TargetRead {
@@ -599,66 +556,9 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
 
   // --- problems → Events ------------------------------------------------------------------
 
-  struct Reported {
-    std::string uid;
-    std::set<std::string> messages;  // reported as Events (and logged) already
-    bool invalid = false;            // a problem of the source itself, not a conflict
-  };
-
-  // Reports the problems of `considered` sources: each (source, message) once, until the
-  // problem goes away. Repeating them on every resync would be a write per resync.
   void report(const std::map<std::string, Subject>& considered,
               const std::vector<Problem>& problems) {
-    const bool writing = may_write();
-    std::vector<std::pair<const Problem*, const Subject*>> emit;
-    {
-      const std::lock_guard lock(problems_mutex);
-      for (const auto& [ref, subject] : considered) {
-        std::set<std::string> now;
-        bool invalid = false;
-        for (const Problem& p : problems) {
-          if (p.source.str() != ref) continue;
-          now.insert(p.message);
-          if (p.reason != ProblemReason::endpoint_conflict) invalid = true;
-        }
-        const std::string uid(subject.object->uid());
-        auto it = reported.find(ref);
-        if (now.empty()) {
-          if (it != reported.end()) reported.erase(it);
-          continue;
-        }
-        if (it == reported.end() || it->second.uid != uid) {
-          it = reported.insert_or_assign(ref, Reported{uid, {}, false}).first;
-        }
-        it->second.invalid = invalid;
-        std::set<std::string> kept;
-        for (const Problem& p : problems) {
-          if (p.source.str() != ref) continue;
-          if (it->second.messages.contains(p.message)) {
-            kept.insert(p.message);
-          } else if (writing) {
-            kept.insert(p.message);
-            emit.emplace_back(&p, &subject);
-          }
-        }
-        it->second.messages = std::move(kept);
-      }
-      std::size_t invalid_count = 0;
-      for (const auto& [ref, r] : reported) invalid_count += r.invalid ? 1 : 0;
-      invalid_gauge.set(static_cast<double>(invalid_count));
-    }
-    for (const auto& [p, subject] : emit) {
-      const std::string reason(reason_name(p->reason));
-      problems_total.with({settings.name, reason}).inc();
-      net::log::warn("telegraf source problem", {{"controller", settings.name},
-                                                 {"source", p->source.str()},
-                                                 {"reason", reason},
-                                                 {"message", p->message}});
-      if (ctx.events != nullptr) {
-        ctx.events->record(runtime::event_subject(subject->gvk, *subject->object),
-                           k8s::EventType::warning, reason, p->message);
-      }
-    }
+    events.report(considered, problems, may_write());
   }
 
   // An annotated Application without a usable destination feeds no target, so no
@@ -680,13 +580,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     }
   }
 
-  void forget_source(const SourceRef& ref) {
-    const std::lock_guard lock(problems_mutex);
-    reported.erase(ref.str());
-    std::size_t invalid_count = 0;
-    for (const auto& [r, rep] : reported) invalid_count += rep.invalid ? 1 : 0;
-    invalid_gauge.set(static_cast<double>(invalid_count));
-  }
+  void forget_source(const SourceRef& ref) { events.forget(ref); }
 
   // --- the reconcile ----------------------------------------------------------------------
 
@@ -892,7 +786,9 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   k8s::KindCache* config_maps = nullptr;
   k8s::KindCache* secrets = nullptr;
   k8s::KindCache* deployments = nullptr;
-  KindCacheView owned;
+  // The owned kinds as the apply engine reads them (no owner-UID index: the controller
+  // prunes by namespace).
+  runtime::KindCacheView owned;
   std::unique_ptr<runtime::ApplyEngine> engine;
   std::unique_ptr<k8s::Informer> token_informer;
   // What each target read (its Namespace, the Applications pointing at it).
@@ -916,8 +812,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   std::mutex token_mutex;  // owns last_token_hash
   std::string last_token_hash;
 
-  std::mutex problems_mutex;                 // owns reported
-  std::map<std::string, Reported> reported;  // by SourceRef::str()
+  SourceEvents events{ctx.events, settings.name, invalid_gauge, problems_total};
 
   mutable std::mutex targets_mutex;  // owns deployed, endpoint_total, reconcile_counts,
                                      // out_of_scope
@@ -1038,10 +933,7 @@ TelegrafStats TelegrafController::stats() const {
     out.managed_namespaces = state_->deployed.size();
     out.endpoints = state_->endpoint_total;
   }
-  {
-    const std::lock_guard lock(state_->problems_mutex);
-    for (const auto& [ref, r] : state_->reported) out.invalid_sources += r.invalid ? 1 : 0;
-  }
+  out.invalid_sources = state_->events.invalid_sources();
   out.reconciles = state_->reconciles_total.load();
   return out;
 }

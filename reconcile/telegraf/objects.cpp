@@ -1,13 +1,8 @@
 #include "reconcile/telegraf/objects.hpp"
 
-#include "k8s/base64.hpp"
-
-#include <array>
-#include <stdexcept>
-
-#include <openssl/evp.h>
 #include <boost/json/array.hpp>
 
+#include "k8s/base64.hpp"
 #include "reconcile/telegraf/config.hpp"
 
 namespace aop::telegraf {
@@ -121,22 +116,6 @@ std::string sources_annotation(std::span<const SourceRef> sources) {
   for (const SourceRef& s : sources) {
     if (!out.empty()) out += ',';
     out += s.str();
-  }
-  return out;
-}
-
-std::string sha256_hex(std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  if (EVP_Digest(data.data(), data.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("SHA-256 is unavailable in this OpenSSL");  // start-up failure
-  }
-  constexpr std::string_view hex = "0123456789abcdef";
-  std::string out;
-  out.reserve(std::size_t{size} * 2);
-  for (unsigned int i = 0; i < size; ++i) {
-    out += hex[digest[i] >> 4];
-    out += hex[digest[i] & 0xFu];
   }
   return out;
 }

@@ -16,6 +16,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "reconcile/runtime/apply_plan.hpp"
 #include "reconcile/telegraf/options.hpp"
 #include "reconcile/telegraf/sources.hpp"
 
@@ -50,7 +51,7 @@ boost::json::object managed_labels(const TelegrafOptions& options);
 // `Namespace/<name>,Application/<ns>/<name>`: the value of the sources annotation.
 std::string sources_annotation(std::span<const SourceRef> sources);
 
-// Lower-case hex SHA-256.
-std::string sha256_hex(std::string_view data);
+// Lower-case hex SHA-256 (the runtime's).
+using runtime::sha256_hex;
 
 }  // namespace aop::telegraf
