@@ -135,7 +135,7 @@ void BM_ReconcilePureCore(benchmark::State& state) {
     const auto r = resolved(cluster, a);
     auto fragments = agent::render_fragments(r.hierarchy, r.assets, options);
     auto configs = agent::assemble(std::move(fragments.value), r.hierarchy);
-    auto desired = agent::build_objects(r.hierarchy, r.assets, configs.value, options);
+    auto desired = agent::build_objects(r.hierarchy, r.assets, std::move(configs.value), options);
     benchmark::DoNotOptimize(desired);
   }
 }

@@ -47,6 +47,13 @@ class Assembler {
       const InstanceFragment& inst = f_.metrics_instances[i];
       b.take(inst.problems, inst.error);
       json::array scrape;
+      // Sized once: growing a large array frees large blocks, and each such free makes
+      // malloc consolidate every small chunk the fragments left behind.
+      std::size_t n = inst.additional.configs.size();
+      for (const auto& m : e.service_monitors) n += size(key(Kind::service_monitor, m));
+      for (const auto& m : e.pod_monitors) n += size(key(Kind::pod_monitor, m));
+      for (const auto& m : e.probes) n += size(key(Kind::probe, m));
+      scrape.reserve(n);
       for (const auto& m : e.service_monitors) member(key(Kind::service_monitor, m), scrape, b);
       for (const auto& m : e.pod_monitors) member(key(Kind::pod_monitor, m), scrape, b);
       for (const auto& m : e.probes) member(key(Kind::probe, m), scrape, b);
@@ -114,6 +121,8 @@ class Assembler {
   static MemberKey key(Kind kind, const Member& m) {
     return MemberKey{kind, {m.metadata.ns, m.metadata.name}};
   }
+
+  std::size_t size(const MemberKey& k) const { return f_.members.at(k).configs.size(); }
 
   void member(const MemberKey& k, json::array& scrape, FileBuild& b) {
     ScrapeFragment& m = f_.members.at(k);

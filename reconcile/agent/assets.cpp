@@ -203,9 +203,9 @@ std::vector<AssetRef> collect_asset_refs(const Hierarchy& h) {
   return out;
 }
 
-std::vector<runtime::ObjectDependency> asset_dependencies(const Hierarchy& h) {
+std::vector<runtime::ObjectDependency> asset_dependencies(const std::vector<AssetRef>& refs) {
   std::set<runtime::ObjectDependency> deps;
-  for (const auto& ref : collect_asset_refs(h)) {
+  for (const auto& ref : refs) {
     deps.insert(runtime::ObjectDependency{
         runtime::GroupKind::of(
             gvk(ref.kind == AssetKind::secret ? Kind::secret : Kind::config_map)),
@@ -216,12 +216,12 @@ std::vector<runtime::ObjectDependency> asset_dependencies(const Hierarchy& h) {
 
 namespace {
 
-Result<AssetStore> lookup_assets(const Hierarchy& h, const AssetSource& source) {
+Result<AssetStore> lookup_assets(const std::vector<AssetRef>& refs, const AssetSource& source) {
   AssetStore store;
   // One lookup per object, however many of its keys are referenced.
   std::map<std::pair<std::string, std::string>, std::optional<SecretData>> secrets;
   std::map<std::pair<std::string, std::string>, std::optional<ConfigMapData>> config_maps;
-  for (const auto& ref : collect_asset_refs(h)) {
+  for (const auto& ref : refs) {
     const auto id = std::pair{ref.ns, ref.name};
     const std::string where = " (referenced by " + std::string(kind_name(ref.owner_kind)) + " " +
                               ref.owner.str() + " at " + ref.field + ")";
@@ -270,8 +270,13 @@ Result<AssetStore> lookup_assets(const Hierarchy& h, const AssetSource& source) 
 }  // namespace
 
 Outcome<AssetStore> resolve_assets(const Hierarchy& hierarchy, const AssetSource& source) {
+  return resolve_assets(hierarchy, collect_asset_refs(hierarchy), source);
+}
+
+Outcome<AssetStore> resolve_assets(const Hierarchy& hierarchy, const std::vector<AssetRef>& refs,
+                                   const AssetSource& source) {
   Outcome<AssetStore> out;
-  auto store = lookup_assets(hierarchy, source);
+  auto store = lookup_assets(refs, source);
   if (!store) {
     out.failure = StageFailure{Stage::resolve_assets, runtime::Errc::asset_resolution_failed,
                                store.error().message};

@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/object.hpp>
+
 #include "k8s/label_selector.hpp"
 #include "k8s/object.hpp"
 #include "net/result.hpp"
@@ -21,6 +23,13 @@
 #include "reconcile/agent/types.hpp"
 
 namespace aop::agent {
+
+// One object a view lists: in the caches' compact form, and as JSON when the view holds
+// it that way already (MemoryCluster), which spares the decode stage building it.
+struct ListedObject {
+  const k8s::Object& compact;
+  const boost::json::object* json = nullptr;
+};
 
 class ClusterView {
  public:
@@ -31,7 +40,7 @@ class ClusterView {
   // labels do not match it (e.g. through an index), but discovery re-checks every object
   // it is given. The order of visits does not matter. An error aborts discovery.
   virtual Result<void> list(Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
-                            const std::function<void(const k8s::Object&)>& visit) const = 0;
+                            const std::function<void(const ListedObject&)>& visit) const = 0;
 
   // The labels of Namespace `ns`. An error (including "no such namespace" where the view
   // knows all namespaces) aborts discovery, as upstream's failed Namespace GET does.

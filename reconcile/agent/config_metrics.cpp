@@ -355,6 +355,7 @@ array service_monitor_scrape_configs(RenderContext& ctx, const ServiceMonitor& s
                 "operator In/NotIn needs at least one value; ServiceMonitor skipped");
     return out;
   }
+  out.reserve(sm.spec.endpoints.size());
   for (std::size_t i = 0; i < sm.spec.endpoints.size(); ++i) {
     out.emplace_back(service_monitor_config(ctx, sm, i));
   }
@@ -368,6 +369,7 @@ array pod_monitor_scrape_configs(RenderContext& ctx, const PodMonitor& pm) {
                 "operator In/NotIn needs at least one value; PodMonitor skipped");
     return out;
   }
+  out.reserve(pm.spec.pod_metrics_endpoints.size());
   for (std::size_t i = 0; i < pm.spec.pod_metrics_endpoints.size(); ++i) {
     out.emplace_back(pod_monitor_config(ctx, pm, i));
   }

@@ -73,16 +73,19 @@ class DecodeCache {
   // `enabled` false: decode every time, keep nothing (one-shot callers such as render).
   explicit DecodeCache(bool enabled = true) : enabled_(enabled) {}
 
+  // `json`: the object as JSON when the caller has it at hand (else it is built from the
+  // compact form, only on a miss).
   template <class T>
-  Result<T> decode(const k8s::Object& object) {
+  Result<T> decode(const k8s::Object& object, const boost::json::object* json = nullptr) {
     const std::string_view uid = object.uid();
     const std::string_view rv = object.resource_version();
-    const bool cacheable = enabled_ && !uid.empty() && !rv.empty();
-    if (cacheable) {
-      if (auto hit = lookup(uid, rv)) return *std::static_pointer_cast<const Result<T>>(hit);
-    }
-    auto decoded = std::make_shared<const Result<T>>(Decoding<T>::from(object.to_json()));
-    if (cacheable) store(uid, rv, decoded);
+    const auto decode = [&] {
+      return Decoding<T>::from(json != nullptr ? boost::json::value(*json) : object.to_json());
+    };
+    if (!enabled_ || uid.empty() || rv.empty()) return decode();
+    if (auto hit = lookup(uid, rv)) return *std::static_pointer_cast<const Result<T>>(hit);
+    auto decoded = std::make_shared<const Result<T>>(decode());
+    store(uid, rv, decoded);
     return *decoded;
   }
 

@@ -57,7 +57,8 @@ class Discoverer {
     const bool one_namespace = dep.scope == runtime::NamespaceScope::one;
     std::optional<Error> failure;
     auto listed = view_.list(kind, one_namespace ? std::string_view(parent_ns) : std::string_view(),
-                             dep.selector, [&](const k8s::Object& o) {
+                             dep.selector, [&](const ListedObject& item) {
+                               const k8s::Object& o = item.compact;
                                if (failure) return;
                                if (!dep.selector.matches(o.labels())) return;
                                const std::string ns(o.ns());
@@ -75,7 +76,7 @@ class Discoverer {
                                  if (!dep.namespace_selector.matches(k8s::MapLabels(*labels)))
                                    return;
                                }
-                               auto decoded = cache_.decode<T>(o);
+                               auto decoded = cache_.decode<T>(o, item.json);
                                if (!decoded) {
                                  problem(kind, {ns, std::string(o.name())}, "",
                                          decoded.error().message, Severity::error);

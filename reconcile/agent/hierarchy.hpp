@@ -65,7 +65,10 @@ std::vector<AssetRef> collect_asset_refs(const Hierarchy& h);
 
 // The Secrets and ConfigMaps those references name, deduplicated and sorted: what the
 // root must be reconciled again for when it changes.
-std::vector<runtime::ObjectDependency> asset_dependencies(const Hierarchy& h);
+std::vector<runtime::ObjectDependency> asset_dependencies(const std::vector<AssetRef>& refs);
+inline std::vector<runtime::ObjectDependency> asset_dependencies(const Hierarchy& h) {
+  return asset_dependencies(collect_asset_refs(h));
+}
 
 // ---- assets ---------------------------------------------------------------------------
 

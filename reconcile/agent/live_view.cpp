@@ -25,13 +25,13 @@ k8s::KindCache* LiveCaches::of(Kind kind) const {
 
 Result<void> LiveClusterView::list(Kind kind, std::string_view ns,
                                    const k8s::LabelSelector& selector,
-                                   const std::function<void(const k8s::Object&)>& visit) const {
+                                   const std::function<void(const ListedObject&)>& visit) const {
   const k8s::KindCache* cache = caches_.of(kind);
   if (cache == nullptr) {
     return make_error(std::string(kind_name(kind)) + " objects are not watched by this operator");
   }
   for (const auto& obj : cache->list(ns)) {
-    if (obj && selector.matches(obj->labels())) visit(*obj);
+    if (obj && selector.matches(obj->labels())) visit(ListedObject{*obj});
   }
   return {};
 }

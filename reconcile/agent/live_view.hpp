@@ -55,7 +55,7 @@ class LiveClusterView final : public ClusterView {
   explicit LiveClusterView(const LiveCaches& caches) : caches_(caches) {}
 
   Result<void> list(Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
-                    const std::function<void(const k8s::Object&)>& visit) const override;
+                    const std::function<void(const ListedObject&)>& visit) const override;
   // A Namespace missing from the cache is an error (as a failed GET is upstream); its
   // arrival is an event that reconciles the root again.
   Result<Labels> namespace_labels(std::string_view ns) const override;

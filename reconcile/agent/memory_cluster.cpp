@@ -128,11 +128,11 @@ const object* MemoryCluster::find(Kind kind, std::string_view ns, std::string_vi
 }
 
 Result<void> MemoryCluster::list(Kind kind, std::string_view ns, const k8s::LabelSelector&,
-                                 const std::function<void(const k8s::Object&)>& visit) const {
+                                 const std::function<void(const ListedObject&)>& visit) const {
   const auto it = objects_.find(kind);
   if (it == objects_.end()) return {};
   for (const auto& [key, o] : it->second) {
-    if (ns.empty() || key.ns == ns) visit(*o.compact);
+    if (ns.empty() || key.ns == ns) visit(ListedObject{*o.compact, &o.json});
   }
   return {};
 }

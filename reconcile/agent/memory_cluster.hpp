@@ -29,7 +29,7 @@ class MemoryCluster final : public ClusterView, public AssetSource {
   std::vector<k8s::ObjectPtr> compact(Kind kind) const;
 
   Result<void> list(Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
-                    const std::function<void(const k8s::Object&)>& visit) const override;
+                    const std::function<void(const ListedObject&)>& visit) const override;
   Result<Labels> namespace_labels(std::string_view ns) const override;
 
   Result<std::optional<SecretData>> secret(std::string_view ns,

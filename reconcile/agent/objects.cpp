@@ -485,7 +485,7 @@ const object* DesiredObjects::find(Kind kind, std::string_view name) const {
 }
 
 Outcome<DesiredObjects> build_objects(const Hierarchy& h, const AssetStore& assets,
-                                      const ConfigTrees& configs, const Options& options) {
+                                      ConfigTrees configs, const Options& options) {
   Outcome<DesiredObjects> out;
   const GrafanaAgent& a = h.agent;
   runtime::ApplyPlan& steps = out.value.plan;
@@ -521,10 +521,11 @@ Outcome<DesiredObjects> build_objects(const Hierarchy& h, const AssetStore& asse
       steps.delete_if_managed(gvk(Kind::secret), {ns, secret_name});
       return true;
     }
-    const auto& tree = configs[file];
+    auto& tree = configs[file];
     if (!tree) return false;
-    steps.apply(secret(a, secret_name, config_labels,
-                       {{"agent.yml", config_secret_payload(emit_config(*tree, options))}}));
+    steps.apply(
+        secret(a, secret_name, config_labels,
+               {{"agent.yml", config_secret_payload(emit_config(std::move(*tree), options))}}));
     return true;
   };
 

@@ -119,10 +119,11 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   auto validated = validate(std::move(discovered.value.hierarchy));
   gather(plan, validated);
   const Hierarchy& h = validated.value;
-  plan.dependencies.objects = asset_dependencies(h);
+  const std::vector<AssetRef> refs = collect_asset_refs(h);
+  plan.dependencies.objects = asset_dependencies(refs);
   plan.summary = summarize(h);
 
-  auto assets = resolve_assets(h, in.assets);
+  auto assets = resolve_assets(h, refs, in.assets);
   gather(plan, assets);
   if (plan.failure) return plan;
 
@@ -130,7 +131,7 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   gather(plan, fragments);
   auto configs = assemble(std::move(fragments.value), h);
   gather(plan, configs);  // a render failure: the steps before the failing file still run
-  auto objects = build_objects(h, assets.value, configs.value, in.options);
+  auto objects = build_objects(h, assets.value, std::move(configs.value), in.options);
   gather(plan, objects);
   plan.workloads = objects.value.workloads;
   auto applied = plan_apply(std::move(objects.value), plan.root, in.hash_annotation);

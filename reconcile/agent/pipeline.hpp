@@ -118,6 +118,9 @@ Outcome<Hierarchy> validate(Hierarchy hierarchy);
 // failed, naming the reference), as does a failed lookup. Problems: distinct keys that
 // collide in the assets Secret.
 Outcome<AssetStore> resolve_assets(const Hierarchy& hierarchy, const AssetSource& source);
+// The same with the references collected already (collect_asset_refs(hierarchy)).
+Outcome<AssetStore> resolve_assets(const Hierarchy& hierarchy, const std::vector<AssetRef>& refs,
+                                   const AssetSource& source);
 
 // render fragments: one fragment per member, each rendered on its own (fragments.hpp).
 // Errors stay in the fragments; the stage itself never fails.
@@ -135,11 +138,11 @@ Outcome<boost::json::value> assemble_file(Fragments fragments, const Hierarchy& 
                                           ConfigFile file);
 
 // build objects: the objects to apply, in order, from the hierarchy and its config
-// files (each emitted as go-yaml text, gzipped above kGzipThreshold). Steps end before
+// files (consumed; each emitted as go-yaml text, gzipped above kGzipThreshold). Steps end before
 // the Secret of a needed file that is missing (it failed to assemble). Problems:
 // integration volume names too long for the API server. Never fails.
 Outcome<DesiredObjects> build_objects(const Hierarchy& hierarchy, const AssetStore& assets,
-                                      const ConfigTrees& configs, const Options& options);
+                                      ConfigTrees configs, const Options& options);
 
 // plan apply: the apply engine's plan for root key `root`, each object with its content
 // hash under `hash_annotation` (none when empty: the engine computes them). Never fails.

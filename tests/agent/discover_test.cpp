@@ -122,7 +122,7 @@ class FailingNamespaces final : public ClusterView {
  public:
   explicit FailingNamespaces(const MemoryCluster& c) : c_(c) {}
   Result<void> list(Kind kind, std::string_view ns, const k8s::LabelSelector& s,
-                    const std::function<void(const k8s::Object&)>& visit) const override {
+                    const std::function<void(const ListedObject&)>& visit) const override {
     return c_.list(kind, ns, s, visit);
   }
   Result<Labels> namespace_labels(std::string_view) const override {
