@@ -1,0 +1,44 @@
+#include "tests/k8s/http_request.hpp"
+
+#include <optional>
+#include <stdexcept>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "net/http_client.hpp"
+
+namespace aop::testing {
+
+HttpReply blocking_request(const BlockingRequest& to, std::string_view method,
+                           std::string_view path, std::string body, std::string_view content_type) {
+  boost::asio::io_context io;
+  net::HttpClientOptions options;
+  options.tls.ca_pem = to.ca_pem;
+  auto client = net::HttpClient::create(io.get_executor(), to.url, options);
+  if (!client) throw std::runtime_error("request to " + to.url + ": " + client.error().message);
+  net::HttpRequest req;
+  const auto m = net::parse_method(method);
+  if (!m) throw std::runtime_error("request: unknown method " + std::string(method));
+  req.method = *m;
+  req.target = std::string(path);
+  req.body = std::move(body);
+  if (!req.body.empty()) req.headers.set("Content-Type", std::string(content_type));
+  req.headers.set("Accept", "application/json");
+  req.headers.set("User-Agent", to.user_agent);
+  if (!to.token.empty()) req.headers.set("Authorization", "Bearer " + to.token);
+  std::optional<boost::system::result<net::HttpResponse>> result;
+  boost::asio::co_spawn(io, (*client)->request(std::move(req)),
+                        [&](std::exception_ptr e, boost::system::result<net::HttpResponse> r) {
+                          if (e) std::rethrow_exception(e);
+                          result = std::move(r);
+                        });
+  io.run();
+  if (!result || !*result) {
+    throw std::runtime_error(std::string(method) + " " + to.url + std::string(path) +
+                             " failed: " + (result ? result->error().message() : "no result"));
+  }
+  return HttpReply{(*result)->status, std::move((*result)->body)};
+}
+
+}  // namespace aop::testing
