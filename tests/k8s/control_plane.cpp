@@ -419,6 +419,9 @@ void ControlPlane::start_apiserver(const ControlPlaneBinaries& binaries) {
           // What kubeadm clusters set, so that the privileged integrations DaemonSet
           // (upstream's default) validates.
           "--allow-privileged=true",
+          // Owner references with blockOwnerDeletion need update on the owner's
+          // finalizers (OpenShift and hardened clusters enable this plugin).
+          "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
           // Nothing here runs the kubernetes Service's endpoints.
           "--endpoint-reconciler-type=none"},
          dir_ + "/kube-apiserver.log"});
