@@ -8,11 +8,10 @@
 // objects and to wait for conditions.
 //
 // On the real server, shared by the tests of a process one after the other, the
-// fixture cleans up after its test once the controllers stopped: the namespaces the
-// test created are emptied (a namespace itself is never deleted: without a namespace
-// controller it would stay Terminating) and the cluster-scoped objects it created
-// (Nodes) deleted. A later test creating the same Namespace gets it back with the
-// labels it asks for, and empty.
+// fixture cleans up after its test once the controllers stopped (tst::TestObjects): the
+// namespaces the test created are emptied and the cluster-scoped objects it created
+// (Nodes) deleted. A later test creating the same Namespace gets it back with the labels
+// it asks for, and empty.
 #pragma once
 
 #include <filesystem>
@@ -125,7 +124,7 @@ class AgentSim {
   ~AgentSim() {
     for (auto& m : modules_) io.run(m->stop(std::chrono::seconds(30)));
     if (informers) informers->stop();
-    if (!cluster_->is_kube_sim()) remove_created();
+    objects_.clean_up();
     EXPECT_EQ(forbidden_requests(), std::vector<std::string>{})
         << "the operator was refused what deploy/'s RBAC does not grant";
     io.stop();
@@ -191,19 +190,12 @@ class AgentSim {
   // ---- objects --------------------------------------------------------------------------
 
   json::value create(json::value obj) {
-    if (runtime::gvk_of(obj.as_object())->kind == "Namespace") {
-      created_namespaces_.insert(std::string(obj.at("metadata").at("name").as_string()));
-      if (!cluster_->is_kube_sim()) return cluster_->create_or_reset_namespace(obj);
-    }
+    if (obj.at("kind").as_string() == "Namespace") return objects_.create(obj);
     auto r = io.run(driver->create(obj));
     EXPECT_TRUE(r.has_value()) << "create " << json::serialize(obj) << ": "
                                << (r ? std::string() : r.error().describe());
     if (!r) return json::value();
-    const auto& md = r.value().at("metadata").as_object();
-    if (!md.contains("namespace")) {
-      created_.push_back(
-          {*runtime::gvk_of(r.value().as_object()), std::string(md.at("name").as_string())});
-    }
+    objects_.note_created(r.value());
     return r.value();
   }
   // Creates every document of a YAML stream.
@@ -313,6 +305,7 @@ class AgentSim {
 
  private:
   std::unique_ptr<tst::Cluster> cluster_;
+  tst::TestObjects objects_{*cluster_};  // cleaned up after the modules stopped
 
  public:
   tst::OperatorIdentity identity;  // the operator's ServiceAccount and token
@@ -323,20 +316,6 @@ class AgentSim {
   RecordingEvents events;
 
  private:
-  // Empties the namespaces the test created and deletes the cluster-scoped objects it
-  // created (what is gone already is fine).
-  void remove_created() {
-    for (const auto& ns : created_namespaces_) cluster_->empty_namespace(ns);
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
-      auto key = k8s::ObjectKey{"", it->second};
-      auto r = io.run(driver->remove(it->first, key));
-      EXPECT_TRUE(r || r.error().not_found()) << "clean-up: delete " << it->first.kind << " "
-                                              << it->second << ": " << r.error().describe();
-    }
-  }
-
-  std::set<std::string> created_namespaces_;
-  std::vector<std::pair<k8s::GroupVersionKind, std::string>> created_;  // cluster-scoped
   std::vector<std::unique_ptr<runtime::ControllerModule>> modules_;
 };
 

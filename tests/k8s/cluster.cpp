@@ -1,7 +1,11 @@
 #include "tests/k8s/cluster.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <stdexcept>
+
+#include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
@@ -166,6 +170,105 @@ json::value Cluster::create_or_reset_namespace(const json::value& object) const 
   const auto put = request("PUT", "/api/v1/namespaces/" + name, json::serialize(live));
   if (put.status != 200) throw std::runtime_error("PUT namespace " + name + ": " + put.body);
   return json::parse(put.body);
+}
+
+KubeSim& require_kube_sim(Cluster& cluster) {
+  if (auto* sim = dynamic_cast<KubeSim*>(&cluster)) return *sim;
+  throw std::runtime_error(
+      "this test needs kube-sim's own features (fault injection, admin endpoints) and "
+      "cannot run on " +
+      std::string(backend_name(cluster.backend())) + " (its suite name should end in KubeSimOnly)");
+}
+
+TestObjects::~TestObjects() {
+  try {
+    clean_up();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "clean-up after the test: " << e.what();
+  }
+}
+
+void TestObjects::note_created(const json::value& object) {
+  const auto& md = object.at("metadata").as_object();
+  const std::string kind(object.at("kind").as_string());
+  const std::string name(md.at("name").as_string());
+  if (kind == "Namespace") {
+    if (std::find(namespaces_.begin(), namespaces_.end(), name) == namespaces_.end()) {
+      namespaces_.push_back(name);
+    }
+  } else if (!md.contains("namespace") && kind != "CustomResourceDefinition") {
+    cluster_scoped_.push_back(json::object{{"apiVersion", object.at("apiVersion")},
+                                           {"kind", kind},
+                                           {"metadata", json::object{{"name", name}}}});
+  }
+}
+
+json::value TestObjects::create(const json::value& object) {
+  json::value created = object.at("kind").as_string() == "Namespace"
+                            ? cluster_.create_or_reset_namespace(object)
+                            : cluster_.create(object);
+  note_created(created);
+  return created;
+}
+
+void TestObjects::create_yaml(std::string_view yaml) {
+  auto docs = k8s::yaml::parse_all(yaml);
+  if (!docs) throw std::runtime_error("create_yaml: " + docs.error().message);
+  auto rank = [](const json::value& v) {
+    const auto kind = v.at("kind").as_string();
+    return kind == "CustomResourceDefinition" ? 0 : kind == "Namespace" ? 1 : 2;
+  };
+  std::vector<json::value> objects;
+  for (auto& d : *docs) {
+    if (!d.is_null()) objects.push_back(std::move(d));
+  }
+  std::stable_sort(objects.begin(), objects.end(),
+                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  for (const auto& o : objects) create(o);
+}
+
+std::string TestObjects::test_namespace(std::string_view prefix) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name(prefix);
+  name += "-";
+  name += info != nullptr ? info->name() : "test";
+  std::string out;
+  for (char c : name) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out += std::isalnum(static_cast<unsigned char>(l)) ? l : '-';
+  }
+  if (out.size() > 63) out.resize(63);
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  create(json::object{
+      {"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", json::object{{"name", out}}}});
+  return out;
+}
+
+void TestObjects::clean_up() {
+  if (cluster_.is_kube_sim()) return;
+  for (const auto& ns : namespaces_) {
+    cluster_.empty_namespace(ns);
+    // Nothing the test set on the Namespace (a telegraf annotation, a selector's label)
+    // may reach the next test's controllers.
+    const auto r = cluster_.request("PATCH", "/api/v1/namespaces/" + ns,
+                                    R"({"metadata": {"labels": null, "annotations": null}})",
+                                    "application/merge-patch+json");
+    if (r.status != 200) {
+      throw std::runtime_error("resetting namespace " + ns + ": HTTP " + std::to_string(r.status) +
+                               ": " + r.body);
+    }
+  }
+  namespaces_.clear();
+  for (auto it = cluster_scoped_.rbegin(); it != cluster_scoped_.rend(); ++it) {
+    const std::string path = cluster_.collection_path(*it) + "/" +
+                             std::string(it->at("metadata").at("name").as_string());
+    const auto r = cluster_.request("DELETE", path);
+    if (r.status != 200 && r.status != 202 && r.status != 404) {
+      throw std::runtime_error("DELETE " + path + ": HTTP " + std::to_string(r.status) + ": " +
+                               r.body);
+    }
+  }
+  cluster_scoped_.clear();
 }
 
 std::unique_ptr<Cluster> start_cluster(ClusterOptions options) {

@@ -128,4 +128,44 @@ class Cluster {
 // selected_backend(). Throws std::runtime_error with the reason when it cannot.
 std::unique_ptr<Cluster> start_cluster(ClusterOptions options = {});
 
+// kube-sim's own interface (fault injection, admin endpoints) for a test that needs it;
+// throws, saying so, on another backend (such tests live in *KubeSimOnly suites, which
+// the real-server runs leave out).
+class KubeSim;
+KubeSim& require_kube_sim(Cluster& cluster);
+
+// What a test creates on the cluster, and the clean-up after it that lets the tests of a
+// process share the real control plane one after the other: namespaces it created are
+// emptied and lose their labels and annotations (a namespace itself is never deleted:
+// without a namespace controller it would stay Terminating), and the cluster-scoped
+// objects it created are deleted (CRDs are kept).
+// A Namespace that exists already (an earlier test's) is taken over with the labels and
+// annotations asked for, and is empty. On kube-sim, which dies with the test, nothing
+// is cleaned up.
+class TestObjects {
+ public:
+  explicit TestObjects(const Cluster& cluster) : cluster_(cluster) {}
+  ~TestObjects();
+  TestObjects(const TestObjects&) = delete;
+  TestObjects& operator=(const TestObjects&) = delete;
+
+  // Creates as the administrator (Namespaces through create_or_reset_namespace());
+  // throws with the server's answer when refused.
+  boost::json::value create(const boost::json::value& object);
+  // Every document of a YAML stream, Namespaces and CRDs first.
+  void create_yaml(std::string_view yaml);
+  // Records an object created some other way (the response to its create).
+  void note_created(const boost::json::value& object);
+  // A namespace the test uses (created, or taken over, empty), named after the running
+  // test: "<prefix>-<test name>", lower-cased, at most 63 characters.
+  std::string test_namespace(std::string_view prefix = "t");
+  // The clean-up, now (also done by the destructor).
+  void clean_up();
+
+ private:
+  const Cluster& cluster_;
+  std::vector<std::string> namespaces_;
+  std::vector<boost::json::value> cluster_scoped_;  // {apiVersion, kind, metadata.name}
+};
+
 }  // namespace aop::testing

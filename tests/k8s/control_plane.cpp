@@ -194,8 +194,7 @@ class ApiServerCluster final : public Cluster {
   }
   HttpReply request(std::string_view method, std::string_view path, std::string body,
                     std::string_view content_type) const override {
-    return blocking_request({cp_.url(), cp_.ca_pem(), cp_.admin_token()}, method, path,
-                            std::move(body), content_type);
+    return cp_.session().request(method, path, std::move(body), content_type);
   }
   std::vector<AccessRecord> requests(std::string_view user_agent) const override {
     return cp_.audit().since(baseline_, user_agent);
@@ -358,6 +357,7 @@ ControlPlane::ControlPlane(const ControlPlaneBinaries& binaries) {
     throw;
   }
   audit_ = std::make_unique<AuditLog>(dir_ + "/audit.log");
+  session_ = std::make_unique<BlockingSession>(BlockingRequest{url_, ca_pem_, admin_token_});
   start_time_ = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
   std::cerr << "[control plane] kube-apiserver " << url_ << " with etcd " << etcd_url_
@@ -522,6 +522,7 @@ void ControlPlane::preload(const std::vector<std::string>& paths) {
 }
 
 void ControlPlane::stop() {
+  session_.reset();
   // Open watches would keep kube-apiserver up for a minute after SIGTERM; the tests'
   // clients are gone by now, so a few seconds is plenty before SIGKILL.
   apiserver_.stop(std::chrono::seconds(10));

@@ -26,6 +26,7 @@
 
 #include "tests/k8s/child_process.hpp"
 #include "tests/k8s/cluster.hpp"
+#include "tests/k8s/http_request.hpp"
 
 namespace aop::testing {
 
@@ -84,6 +85,8 @@ class ControlPlane {
   const std::string& ca_pem() const { return ca_pem_; }
   const std::string& admin_token() const { return admin_token_; }
   AuditLog& audit() { return *audit_; }
+  // The administrator's requests, over kept-alive connections.
+  BlockingSession& session() { return *session_; }
   std::chrono::milliseconds start_time() const { return start_time_; }
 
   // Creates the objects of these files or directories unless this control plane has done
@@ -105,6 +108,7 @@ class ControlPlane {
   ChildProcess etcd_;
   ChildProcess apiserver_;
   std::unique_ptr<AuditLog> audit_;
+  std::unique_ptr<BlockingSession> session_;
   std::chrono::milliseconds start_time_{0};
   std::mutex preload_mutex_;         // owns preloaded_
   std::set<std::string> preloaded_;  // paths already created

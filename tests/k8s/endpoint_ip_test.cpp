@@ -44,9 +44,9 @@ TEST(EndpointIp, RefusedAsTheApiServerRefusesThem) {
 }
 
 TEST(EndpointIp, AcceptedAsTheApiServerAcceptsThem) {
-  for (const char* ip : {"10.0.0.1", "010.0.0.1", "192.0.2.7", "100.64.0.1", "239.1.1.1",
-                         "224.0.1.1", "240.0.0.1", "255.255.255.255", "2001:db8::1", "ff05::1",
-                         "::ffff:10.0.0.1", "::127.0.0.1", "fec0::1"}) {
+  for (const char* ip :
+       {"10.0.0.1", "010.0.0.1", "192.0.2.7", "100.64.0.1", "239.1.1.1", "224.0.1.1", "240.0.0.1",
+        "255.255.255.255", "2001:db8::1", "ff05::1", "::ffff:10.0.0.1", "::127.0.0.1", "fec0::1"}) {
     EXPECT_EQ(endpoint_ip_problem(ip), std::nullopt) << ip;
   }
 }

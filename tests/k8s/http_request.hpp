@@ -2,6 +2,7 @@
 // fixtures' set-up and checks, not for the code under test.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -20,5 +21,23 @@ struct BlockingRequest {
 HttpReply blocking_request(const BlockingRequest& to, std::string_view method,
                            std::string_view path, std::string body = {},
                            std::string_view content_type = "application/json");
+
+// The same over one kept-alive connection pool, for fixtures that make many requests
+// (a TLS handshake per request costs more than the request). One request at a time;
+// safe to use from several threads.
+class BlockingSession {
+ public:
+  explicit BlockingSession(BlockingRequest to);
+  ~BlockingSession();
+  BlockingSession(const BlockingSession&) = delete;
+  BlockingSession& operator=(const BlockingSession&) = delete;
+
+  HttpReply request(std::string_view method, std::string_view path, std::string body = {},
+                    std::string_view content_type = "application/json");
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace aop::testing
