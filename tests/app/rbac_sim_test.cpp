@@ -112,13 +112,15 @@ class OperatorProcess {
     process_ = ChildProcess({std::move(argv), dir + "/agent-operator.log"});
     const std::regex port_re(R"(msg="serving health probes" port=(\d+))");
     std::smatch m;
-    EXPECT_TRUE(wait_until([&] {
+    // Until it serves, or has exited (a bad flag).
+    wait_until([&] {
       const std::string log = read_file(process_.log_path());
-      if (!std::regex_search(log, m, port_re)) return false;
+      if (!std::regex_search(log, m, port_re)) return process_.exited();
       health_ = "http://127.0.0.1:" + m[1].str();
       return true;
-    })) << "the operator did not serve its health port; its log ends:\n"
-        << process_.log_tail();
+    });
+    EXPECT_FALSE(health_.empty()) << "the operator did not serve its health port; its log ends:\n"
+                                  << process_.log_tail();
   }
   bool ready() const {
     try {
@@ -251,11 +253,13 @@ TEST_F(OperatorRbac, EveryRequestTheOperatorMakesIsGrantedByDeployAndMade) {
   add_node("rbac-node-2", "127.0.0.2");
 
   OperatorProcess op(
-      dir, {"--kubeconfig=" + write_kubeconfig(), "--health-probe-bind-address=127.0.0.1:0",
-            "--metrics-bind-address=", "--leader-elect",
-            "--leader-election-namespace=" + identity.ns, "--kubelet-service=kube-system/kubelet",
-            "--telegraf-token-secret=" + identity.ns + "/influxdb-token:token",
-            "--telegraf-application-namespaces=argocd"});
+      dir,
+      {"--kubeconfig=" + write_kubeconfig(), "--controllers=agent,telegraf",
+       "--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=", "--leader-elect",
+       "--leader-election-namespace=" + identity.ns, "--kubelet-service=kube-system/kubelet",
+       "--telegraf-token-secret=" + identity.ns + "/influxdb-token:token",
+       "--telegraf-application-namespaces=argocd",
+       "--telegraf-influxdb-url=https://influxdb.example:8086", "--telegraf-influxdb-org=test"});
   const std::string agent_path =
       "/apis/monitoring.grafana.com/v1alpha1/namespaces/monitoring/grafanaagents/grafana-agent";
   ASSERT_TRUE(settle([&] {

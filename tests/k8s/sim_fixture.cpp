@@ -55,6 +55,9 @@ KubeSim::KubeSim(std::vector<std::string> args) {
   kubeconfig_ = dir_ + "/kubeconfig";
 
   std::vector<std::string> argv{binary, "--listen", "127.0.0.1:0", "--kubeconfig-out", kubeconfig_};
+  // Open watches would keep a stopping kube-sim up for its default minute; the fixture's
+  // clients are gone by then.
+  if (!has_flag(args, "--shutdown-grace")) argv.insert(argv.end(), {"--shutdown-grace", "2s"});
   if (has_flag(args, "--rbac") && !has_flag(args, "--token")) {
     token_ = random_token();
     argv.insert(argv.end(), {"--token", token_});

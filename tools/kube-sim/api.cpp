@@ -1025,6 +1025,14 @@ ApiResult<ListParams> list_params(const ApiServer::Target& t) {
                          std::find(t.type->field_labels.begin(), t.type->field_labels.end(),
                                    r.field) != t.type->field_labels.end();
       if (!known) {
+        // Built-in kinds without field conversions word it as kube-apiserver's generic
+        // registry does; the others (pods, secrets, events, custom resources...) as their
+        // conversion functions do.
+        if (t.type->builtin && t.type->field_labels.empty()) {
+          return errors::bad_request(errors::quote(r.field) +
+                                     " is not a known field selector: only \"metadata.name\", "
+                                     "\"metadata.namespace\"");
+        }
         return errors::bad_request("field label not supported: " + r.field);
       }
     }

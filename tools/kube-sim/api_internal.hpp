@@ -74,6 +74,9 @@ std::string validate_qualified_name(std::string_view name);
 // annotations, finalizers and ownerReferences of every kind, and the empty data maps of
 // ConfigMaps and Secrets.
 void omit_empty_fields(const ResourceType& type, boost::json::object& obj);
+// apps/v1 DaemonSets carry the annotation deprecated.daemonset.template.generation: 1 on
+// create, one more each time an update changes spec.template (`old`: the stored object).
+void stamp_daemonset_template_generation(boost::json::object& obj, const boost::json::object* old);
 // Built-in kinds: defaults the API server applies and the validation it does.
 void default_builtin(const ResourceType& type, boost::json::object& obj, bool create);
 std::vector<StatusCause> validate_builtin(const ResourceType& type, const boost::json::object& obj,

@@ -348,6 +348,9 @@ ApiResult<ObjectPtr> ApiServer::create_in(const TypePtr& type, const std::string
     }
     default_builtin(*type, obj, true);
     omit_empty_fields(*type, obj);  // stringData may have left an empty data map
+    if (type->kind == "DaemonSet" && type->group == "apps") {
+      stamp_daemonset_template_generation(obj, nullptr);
+    }
     if (type->kind == "Service" && type->group.empty()) {
       auto& spec = obj["spec"].as_object();
       const std::string stype = str_field(spec, "type");
@@ -534,6 +537,9 @@ ApiResult<ObjectPtr> ApiServer::update_in(const TypePtr& type, Collection& c, co
     }
     default_builtin(*type, next, false);
     omit_empty_fields(*type, next);
+    if (type->kind == "DaemonSet" && type->group == "apps") {
+      stamp_daemonset_template_generation(next, &oldobj);
+    }
     if (type->kind == "Service" && type->group.empty()) {
       // The API server keeps the addresses it allocated when an update leaves them out.
       auto& spec = next["spec"].as_object();
@@ -907,6 +913,19 @@ Response ApiServer::do_delete(const Request& req, Target& t) {
   if (!old) return error_response(errors::not_found(t.type->group_resource(), t.name));
   auto so = delete_in(t.type, *c, old, *opts);
   if (!so) return error_response(so.error());
+  // Gone at once (no finalizers): kube-apiserver answers with a Success Status naming it;
+  // an object that stays (being finalized) is returned as it now is.
+  if (!opts->dry_run && !c->get(StoredObject::make_key(t.ns, t.name))) {
+    json::object details{{"name", t.name}};
+    if (!t.type->group.empty()) details["group"] = t.type->group;
+    details["kind"] = t.type->resource;
+    details["uid"] = std::string(old->uid());
+    return json_response(200, json::serialize(json::object{{"kind", "Status"},
+                                                           {"apiVersion", "v1"},
+                                                           {"metadata", json::object()},
+                                                           {"status", "Success"},
+                                                           {"details", std::move(details)}}));
+  }
   return json_response(200, (*so)->api_version() == t.type->api_version()
                                 ? std::string((*so)->json())
                                 : (*so)->with_api_version(t.type->api_version()));
@@ -1236,11 +1255,11 @@ Response ApiServer::do_token_request(const Request& req, Target& t) {
   json::object out{
       {"kind", "TokenRequest"},
       {"apiVersion", "authentication.k8s.io/v1"},
-      {"metadata",
-       json::object{{"name", t.name}, {"namespace", t.ns}, {"creationTimestamp", nullptr}}},
-      {"spec", json::object{{"audiences", json::array{"https://kubernetes.default.svc"}},
-                            {"expirationSeconds", expiration},
-                            {"boundObjectRef", nullptr}}},
+      {"metadata", json::object{{"creationTimestamp", nullptr}}},
+      {"spec",
+       json::object{{"audiences", json::array{"https://kubernetes.default.svc.cluster.local"}},
+                    {"expirationSeconds", expiration},
+                    {"boundObjectRef", nullptr}}},
       {"status", json::object{{"token", token}, {"expirationTimestamp", rfc3339(expires)}}}};
   return json_response(201, json::serialize(out));
 }

@@ -109,8 +109,10 @@ void default_pod_spec(json::object& spec, bool pod) {
 void default_template(json::object& spec) {
   if (auto* t = spec.if_contains("template"); t != nullptr && t->is_object()) {
     auto& tmpl = t->as_object();
+    // A pod template's metadata always carries the zero creationTimestamp (null), as Go
+    // encodes an unset metav1.Time.
     auto& md = obj_at(tmpl, "metadata");
-    (void)md;
+    if (!md.contains("creationTimestamp")) md["creationTimestamp"] = nullptr;
     if (auto* ps = tmpl.if_contains("spec"); ps != nullptr && ps->is_object()) {
       default_pod_spec(ps->as_object(), false);
     }
@@ -159,6 +161,16 @@ void default_builtin(const ResourceType& type, json::object& obj, bool create) {
     const std::string stype = str_field(spec, "type");
     if (stype != "ExternalName") {
       set_default(spec, "sessionAffinity", "None");
+      // A headless Service without a selector may get endpoints of either family: the API
+      // server makes it dual-stack.
+      const auto* selector = spec.if_contains("selector");
+      const bool headless_unselected =
+          str_field(spec, "clusterIP") == "None" &&
+          (selector == nullptr || !selector->is_object() || selector->as_object().empty());
+      if (headless_unselected) {
+        set_default(spec, "ipFamilyPolicy", "RequireDualStack");
+        set_default(spec, "ipFamilies", json::array{"IPv4", "IPv6"});
+      }
       set_default(spec, "ipFamilies", json::array{"IPv4"});
       set_default(spec, "ipFamilyPolicy", "SingleStack");
       set_default(spec, "internalTrafficPolicy", "Cluster");
@@ -481,6 +493,32 @@ void validate_endpoints(const json::object& obj, std::vector<StatusCause>& out) 
 }
 
 }  // namespace
+
+void stamp_daemonset_template_generation(json::object& obj, const json::object* old) {
+  constexpr std::string_view kKey = "deprecated.daemonset.template.generation";
+  std::int64_t generation = 1;
+  if (old != nullptr) {
+    const json::object* old_md = object_at(*old, "metadata");
+    const json::object* old_annotations =
+        old_md != nullptr ? object_at(*old_md, "annotations") : nullptr;
+    const auto* v = old_annotations != nullptr ? old_annotations->if_contains(kKey) : nullptr;
+    if (v != nullptr && v->is_string()) {
+      try {
+        generation = std::stoll(std::string(v->get_string()));
+      } catch (const std::exception&) {
+        generation = 1;
+      }
+    }
+    const json::object* spec = object_at(obj, "spec");
+    const json::object* old_spec = object_at(*old, "spec");
+    const auto* tmpl = spec != nullptr ? spec->if_contains("template") : nullptr;
+    const auto* old_tmpl = old_spec != nullptr ? old_spec->if_contains("template") : nullptr;
+    const bool changed = (tmpl == nullptr) != (old_tmpl == nullptr) ||
+                         (tmpl != nullptr && old_tmpl != nullptr && *tmpl != *old_tmpl);
+    if (changed) ++generation;
+  }
+  obj_at(metadata_of(obj), "annotations")[kKey] = std::to_string(generation);
+}
 
 std::vector<StatusCause> validate_builtin(const ResourceType& type, const json::object& obj,
                                           const json::object* old) {

@@ -54,7 +54,8 @@ Fault injection (also settable at run time with POST /admin/faults):
   --fault-stall-watch-after N           watch streams go silent after N events but stay open
 
 Once ready, prints one line to stdout: "kube-sim listening on <URL>".
-Admin endpoints: GET /admin/stats, POST /admin/faults, POST /admin/reset-stats, GET /admin/writes.
+Admin endpoints: GET /admin/stats, POST /admin/faults, POST /admin/reset-stats, GET /admin/writes,
+GET /admin/access.
 )";
 
 int fail(const std::string& msg) {
