@@ -135,11 +135,11 @@ class AgentSim {
   tst::Cluster& cluster() { return *cluster_; }
   tst::KubeSim* kube_sim() { return dynamic_cast<tst::KubeSim*>(cluster_.get()); }
 
-  // The operator's requests the server refused with 403, as "verb resource".
+  // The operator's requests RBAC refused, as "verb resource in namespace ns".
   std::vector<std::string> forbidden_requests() const {
     std::vector<std::string> out;
     for (const auto& r : cluster_->requests(kOperatorAgent)) {
-      if (r.code == 403) out.push_back(r.verb_and_resource() + " in namespace " + r.ns);
+      if (r.denied) out.push_back(r.verb_and_resource() + " in namespace " + r.ns);
     }
     return out;
   }

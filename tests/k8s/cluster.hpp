@@ -53,7 +53,8 @@ struct AccessRecord {
   std::string resource;     // plural, e.g. statefulsets
   std::string subresource;  // status, token, ... ("" for the main resource)
   std::string ns;
-  int code = 0;  // HTTP status of the response (a watch: of its start)
+  int code = 0;         // HTTP status of the response (a watch: of its start)
+  bool denied = false;  // refused by authorization (RBAC); other 403s (quota) are not
 
   // "create apps/statefulsets", "update monitoring.grafana.com/grafanaagents/status".
   std::string verb_and_resource() const;

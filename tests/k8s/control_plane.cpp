@@ -284,6 +284,9 @@ void AuditLog::read_new() {
     r.resource = str(o, "resource");
     r.subresource = str(o, "subresource");
     r.ns = str(o, "namespace");
+    if (const auto* an = e.if_contains("annotations"); an != nullptr && an->is_object()) {
+      r.denied = str(an->as_object(), "authorization.k8s.io/decision") == "forbid";
+    }
     if (const auto* rs = e.if_contains("responseStatus"); rs != nullptr && rs->is_object()) {
       if (const auto* c = rs->as_object().if_contains("code"); c != nullptr && c->is_number()) {
         r.code = c->to_number<int>();

@@ -130,6 +130,7 @@ std::vector<AccessRecord> KubeSim::requests(std::string_view user_agent) const {
     a.subresource = s("subresource");
     a.ns = s("namespace");
     a.code = o.at("code").to_number<int>();
+    a.denied = o.at("denied").as_bool();
     const auto n = o.at("count").to_number<std::uint64_t>();
     for (std::uint64_t i = 0; i < n; ++i) out.push_back(a);
   }

@@ -413,7 +413,7 @@ Response ApiServer::route(const Request& req, Target& t) {
     a.name = t.name;
     if (!authorize(store_, a)) {
       if (write) record_write(req, t.verb, t, 403);
-      record_access(req, t, 403);
+      record_access(req, t, 403, true);
       return error_response(forbidden_error(a));
     }
   }
@@ -894,11 +894,11 @@ void ApiServer::record_write(const Request& req, std::string verb, const Target&
   while (write_log_.size() > kWriteLogLimit) write_log_.pop_front();
 }
 
-void ApiServer::record_access(const Request& req, const Target& t, int code) {
+void ApiServer::record_access(const Request& req, const Target& t, int code, bool denied) {
   const bool read = t.verb == "get" || t.verb == "list" || t.verb == "watch";
   if (read && t.user.in_group("system:masters")) return;
   ++access_[AccessKey{t.user.name, req.user_agent, t.verb, t.type->group, t.type->resource,
-                      t.subresource, t.ns, code}];
+                      t.subresource, t.ns, code, denied}];
 }
 
 Response ApiServer::handle_admin(const Request& req, std::string_view path,
@@ -947,6 +947,7 @@ Response ApiServer::handle_admin(const Request& req, std::string_view path,
                                    {"subresource", k.subresource},
                                    {"namespace", k.ns},
                                    {"code", k.code},
+                                   {"denied", k.denied},
                                    {"count", n}});
     }
     return json_response(200, json::serialize(json::object{{"items", std::move(items)}}));

@@ -105,6 +105,7 @@ struct AccessKey {
   std::string subresource;
   std::string ns;
   int code = 0;
+  bool denied = false;  // refused by authorization (RBAC), not by anything else
   auto operator<=>(const AccessKey&) const = default;
 };
 
@@ -210,7 +211,7 @@ class ApiServer {
                              std::string_view finalizer);
 
   void record_write(const Request& req, std::string verb, const Target& t, int code);
-  void record_access(const Request& req, const Target& t, int code);
+  void record_access(const Request& req, const Target& t, int code, bool denied = false);
   std::string now_rfc3339() const;
   std::string new_uid();
   std::string random_suffix();
