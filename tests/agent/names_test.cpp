@@ -24,6 +24,7 @@ Step apply_step(Kind kind, const std::string& name, json::object object = {}) {
 
 std::vector<std::string> fields(const std::vector<NameProblem>& problems) {
   std::vector<std::string> out;
+  out.reserve(problems.size());
   for (const auto& p : problems) out.push_back(std::string(kind_name(p.kind)) + " " + p.field);
   return out;
 }

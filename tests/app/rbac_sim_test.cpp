@@ -180,7 +180,7 @@ class OperatorRbac : public ::testing::Test {
     return "<none>";
   }
   std::string write_kubeconfig() const {
-    const std::string path = dir + "/kubeconfig";
+    std::string path = dir + "/kubeconfig";
     const auto config = cluster->client_config();
     std::string text = "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n";
     text += "    server: " + config.server + "\n";

@@ -8,6 +8,7 @@
 //
 // Needs the real server: registered only as apiserver_compare_test.kube-apiserver
 // (label integration-real), Skipped without one.
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -28,18 +29,20 @@ namespace {
 namespace json = boost::json;
 
 // Fields whose values are per server (random, allocated, clocks): compared for presence.
-const std::set<std::string> kVolatile = {"metadata.uid",
-                                         "metadata.resourceVersion",
-                                         "metadata.creationTimestamp",
-                                         "metadata.continue",
-                                         "spec.clusterIP",
-                                         "spec.clusterIPs[0]",
-                                         "status.token",
-                                         "status.expirationTimestamp",
-                                         "metadata.deletionTimestamp"};
+constexpr std::string_view kVolatile[] = {"metadata.uid",
+                                          "metadata.resourceVersion",
+                                          "metadata.creationTimestamp",
+                                          "metadata.continue",
+                                          "spec.clusterIP",
+                                          "spec.clusterIPs[0]",
+                                          "status.token",
+                                          "status.expirationTimestamp",
+                                          "metadata.deletionTimestamp"};
 
 bool volatile_path(const std::string& path) {
-  if (kVolatile.contains(path)) return true;
+  if (std::find(std::begin(kVolatile), std::end(kVolatile), path) != std::end(kVolatile)) {
+    return true;
+  }
   // managedFields are compared as a whole (present or not) below.
   return path.starts_with("metadata.managedFields") || path.starts_with("details.uid") ||
          path.ends_with(".metadata.uid") || path.ends_with(".metadata.resourceVersion") ||
@@ -81,14 +84,18 @@ std::set<std::string> differences(const HttpReply& real, const HttpReply& sim) {
   if (!ec) flatten(rb, "", b);
   for (const auto& [k, v] : a) {
     const auto it = b.find(k);
+    std::string line;
     if (it == b.end()) {
-      out.insert("only kube-apiserver: " + k + "=" + v);
+      line.append("only kube-apiserver: ").append(k).append("=").append(v);
     } else if (it->second != v) {
-      out.insert("differs " + k + ": " + v + " vs " + it->second);
+      line.append("differs ").append(k).append(": ").append(v).append(" vs ").append(it->second);
     }
+    if (!line.empty()) out.insert(std::move(line));
   }
   for (const auto& [k, v] : b) {
-    if (!a.contains(k)) out.insert("only kube-sim: " + k + "=" + v);
+    if (a.contains(k)) continue;
+    std::string line = "only kube-sim: ";
+    out.insert(line.append(k).append("=").append(v));
   }
   return out;
 }

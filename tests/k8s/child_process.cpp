@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -29,7 +29,7 @@ std::string make_temp_dir(const std::string& prefix) {
   std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(tmpl.data()) == nullptr) {
     throw std::runtime_error(std::string("cannot create a temporary directory: ") +
-                             std::strerror(errno));
+                             std::generic_category().message(errno));
   }
   return tmpl;
 }
@@ -42,16 +42,19 @@ ChildProcess::ChildProcess(Options options) : log_path_(std::move(options.log_pa
 
   int out[2] = {-1, -1};
   if (options.pipe_stdout && ::pipe2(out, O_CLOEXEC) != 0) {
-    throw std::runtime_error(std::string("pipe2 failed: ") + std::strerror(errno));
+    throw std::runtime_error(std::string("pipe2 failed: ") +
+                             std::generic_category().message(errno));
   }
   const int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0) {
-    throw std::runtime_error("cannot open " + log_path_ + ": " + std::strerror(errno));
+    throw std::runtime_error("cannot open " + log_path_ + ": " +
+                             std::generic_category().message(errno));
   }
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid < 0)
+    throw std::runtime_error(std::string("fork failed: ") + std::generic_category().message(errno));
   if (pid == 0) {
     // Only async-signal-safe calls from here on. Die with the test process.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);

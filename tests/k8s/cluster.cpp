@@ -23,7 +23,8 @@ std::string_view backend_name(Backend b) {
 }
 
 Backend selected_backend() {
-  const char* v = std::getenv("AOP_TEST_BACKEND");
+  // Read on the main thread before the tests start threads; nothing sets the environment.
+  const char* v = std::getenv("AOP_TEST_BACKEND");  // NOLINT(concurrency-mt-unsafe)
   const std::string_view s = v == nullptr ? std::string_view() : std::string_view(v);
   if (s.empty() || s == "kube-sim") return Backend::kube_sim;
   if (s == "kube-apiserver") return Backend::kube_apiserver;
@@ -88,9 +89,12 @@ std::string Cluster::collection_path(const json::value& object) const {
     if (ro.at("namespaced").as_bool()) {
       const auto* md = o.if_contains("metadata");
       const auto* ns = md != nullptr ? md->as_object().if_contains("namespace") : nullptr;
-      path += "/namespaces/" + (ns != nullptr ? std::string(ns->as_string()) : "default");
+      path += "/namespaces/";
+      path += ns != nullptr ? std::string(ns->as_string()) : std::string("default");
     }
-    return path + "/" + plural;
+    path += "/";
+    path += plural;
+    return path;
   }
   throw std::runtime_error("the server does not serve " + kind + " in " + api_version);
 }
@@ -137,7 +141,8 @@ void Cluster::empty_namespace(const std::string& ns) const {
       for (const auto& v : o.at("verbs").as_array())
         deletable |= v.as_string() == "deletecollection";
       if (!deletable) continue;
-      const std::string path = gv + "/namespaces/" + ns + "/" + name;
+      std::string path = gv;
+      path.append("/namespaces/").append(ns).append("/").append(name);
       const auto d = request("DELETE", path);
       if (d.status != 200 && d.status != 404) {
         throw std::runtime_error("DELETE " + path + ": HTTP " + std::to_string(d.status) + ": " +

@@ -48,12 +48,13 @@ bool executable(const std::string& path) {
 }
 
 std::string find_in_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
+  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): nothing sets it
   std::stringstream ss(path != nullptr ? path : "");
   std::string dir;
   while (std::getline(ss, dir, ':')) {
     if (dir.empty()) continue;
-    const std::string candidate = dir + "/" + name;
+    std::string candidate = dir;
+    candidate.append("/").append(name);
     if (executable(candidate)) return candidate;
   }
   return {};
@@ -210,7 +211,10 @@ class ApiServerCluster final : public Cluster {
 
 ControlPlaneLookup find_control_plane_binaries() {
   ControlPlaneLookup out;
-  if (const char* assets = std::getenv("KUBEBUILDER_ASSETS"); assets != nullptr && *assets) {
+  // Nothing sets the environment while tests run.
+  const char* assets = std::getenv("KUBEBUILDER_ASSETS");  // NOLINT(concurrency-mt-unsafe)
+  const char* api = std::getenv("AOP_KUBE_APISERVER");     // NOLINT(concurrency-mt-unsafe)
+  if (assets != nullptr && *assets) {
     out.requested = true;
     ControlPlaneBinaries b{std::string(assets) + "/kube-apiserver", std::string(assets) + "/etcd"};
     for (const auto& p : {b.kube_apiserver, b.etcd}) {
@@ -223,7 +227,7 @@ ControlPlaneLookup find_control_plane_binaries() {
     out.binaries = std::move(b);
     return out;
   }
-  if (const char* api = std::getenv("AOP_KUBE_APISERVER"); api != nullptr && *api) {
+  if (api != nullptr && *api) {
     out.requested = true;
     if (!executable(api)) {
       out.error = "AOP_KUBE_APISERVER=" + std::string(api) + " is not an executable file; " +
@@ -477,8 +481,10 @@ void ControlPlane::preload(const std::vector<std::string>& paths) {
       const std::string target = cluster.collection_path(d);
       const auto r = cluster.request("POST", target, json::serialize(d));
       if (r.status != 201 && r.status != 409) {
-        throw std::runtime_error("preload " + path + ": POST " + target + ": HTTP " +
-                                 std::to_string(r.status) + ": " + r.body);
+        std::string what = "preload ";
+        what.append(path).append(": POST ").append(target).append(": HTTP ");
+        what.append(std::to_string(r.status)).append(": ").append(r.body);
+        throw std::runtime_error(what);
       }
       if (rank(d) == 0) crds.push_back(d.as_object());
     }
@@ -514,8 +520,9 @@ void ControlPlane::preload(const std::vector<std::string>& paths) {
       };
       while (!served()) {
         if (std::chrono::steady_clock::now() > deadline) {
-          throw std::runtime_error("preload " + path + ": CustomResourceDefinition " + name +
-                                   " was not served within 60 s");
+          std::string what = "preload ";
+          what.append(path).append(": CustomResourceDefinition ").append(name);
+          throw std::runtime_error(what + " was not served within 60 s");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling the server
       }

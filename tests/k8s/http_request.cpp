@@ -28,11 +28,12 @@ HttpReply send(boost::asio::io_context& io, net::HttpClient& client, const Block
   if (!to.token.empty()) req.headers.set("Authorization", "Bearer " + to.token);
   std::optional<boost::system::result<net::HttpResponse>> result;
   io.restart();
-  boost::asio::co_spawn(io, client.request(std::move(req)),
-                        [&](std::exception_ptr e, boost::system::result<net::HttpResponse> r) {
-                          if (e) std::rethrow_exception(e);
-                          result = std::move(r);
-                        });
+  boost::asio::co_spawn(
+      io, client.request(std::move(req)),
+      [&](const std::exception_ptr& e, boost::system::result<net::HttpResponse> r) {
+        if (e) std::rethrow_exception(e);
+        result = std::move(r);
+      });
   io.run();
   if (!result || !*result) {
     throw std::runtime_error(std::string(method) + " " + to.url + std::string(path) +
