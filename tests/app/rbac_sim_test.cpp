@@ -198,6 +198,9 @@ class OperatorRbac : public ::testing::Test {
   void add_node(const std::string& name, const std::string& ip) const {
     cluster->create(json::parse(R"({"apiVersion": "v1", "kind": "Node", "metadata": {"name": ")" +
                                 name + R"("}})"));
+    set_node_address(name, ip);
+  }
+  void set_node_address(const std::string& name, const std::string& ip) const {
     patch("/api/v1/nodes/" + name,
           json::parse(R"({"status": {"addresses": [{"type": "InternalIP", "address": ")" + ip +
                       R"("}]}})"),
@@ -324,18 +327,12 @@ TEST_F(OperatorRbac, EveryRequestTheOperatorMakesIsGrantedByDeployAndMade) {
     const auto ev = get("/api/v1/events?fieldSelector=reason%3DKubeletAddressRefused");
     return !ev.is_null() && !ev.at("items").as_array().empty();
   }));
-  patch(
-      "/api/v1/nodes/rbac-node-2",
-      json::parse(R"({"status": {"addresses": [{"type": "InternalIP", "address": "10.0.3.2"}]}})"),
-      true);
+  set_node_address("rbac-node-2", "10.0.3.2");
   ASSERT_TRUE(settle([&] {
     const auto ep = get("/api/v1/namespaces/kube-system/endpoints/kubelet");
     return !ep.is_null() && ep.at("subsets").at(0).at("addresses").as_array().size() == 3;
   }));
-  patch(
-      "/api/v1/nodes/rbac-node-2",
-      json::parse(R"({"status": {"addresses": [{"type": "InternalIP", "address": "127.0.0.2"}]}})"),
-      true);
+  set_node_address("rbac-node-2", "127.0.0.2");
   ASSERT_TRUE(settle([&] {
     const auto ev = get("/api/v1/events?fieldSelector=reason%3DKubeletAddressRefused");
     if (ev.is_null() || ev.at("items").as_array().empty()) return false;
