@@ -81,7 +81,11 @@ std::string Cluster::collection_path(const json::value& object) const {
                              r.body);
   }
   const auto list = json::parse(r.body);
-  for (const auto& res : list.at("resources").as_array()) {
+  // kube-apiserver answers "resources": null for a group version still being set up.
+  const auto* resources = list.as_object().if_contains("resources");
+  const json::array none;
+  for (const auto& res :
+       resources != nullptr && resources->is_array() ? resources->as_array() : none) {
     const auto& ro = res.as_object();
     const std::string plural(ro.at("name").as_string());
     if (ro.at("kind").as_string() != kind || plural.find('/') != std::string::npos) continue;
@@ -132,8 +136,10 @@ void Cluster::empty_namespace(const std::string& ns) const {
   for (const auto& gv : group_versions) {
     const auto r = request("GET", gv);
     if (r.status != 200) continue;
-    const json::value resources = json::parse(r.body);
-    for (const auto& res : resources.at("resources").as_array()) {
+    const json::value list = json::parse(r.body);
+    const auto* resources = list.as_object().if_contains("resources");
+    if (resources == nullptr || !resources->is_array()) continue;  // null while set up
+    for (const auto& res : resources->as_array()) {
       const auto& o = res.as_object();
       const std::string name(o.at("name").as_string());
       if (name.find('/') != std::string::npos || !o.at("namespaced").as_bool()) continue;

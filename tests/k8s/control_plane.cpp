@@ -501,7 +501,12 @@ void ControlPlane::preload(const std::vector<std::string>& paths) {
         if (r.status != 200) return false;
         bool established = false;
         const auto v = json::parse(r.body);
-        if (const auto* conds = v.at("status").as_object().if_contains("conditions")) {
+        // A CRD just created may answer "conditions": null.
+        const auto* status = v.as_object().if_contains("status");
+        const auto* conds = status != nullptr && status->is_object()
+                                ? status->as_object().if_contains("conditions")
+                                : nullptr;
+        if (conds != nullptr && conds->is_array()) {
           for (const auto& c : conds->as_array()) {
             established = established || (c.at("type").as_string() == "Established" &&
                                           c.at("status").as_string() == "True");
