@@ -8,8 +8,10 @@
 #include "k8s/base64.hpp"
 #include "reconcile/agent/config.hpp"
 #include "reconcile/agent/encoding.hpp"
+#include "reconcile/agent/names.hpp"
 #include "reconcile/agent/pipeline.hpp"
 #include "reconcile/agent/sanitize.hpp"
+#include "reconcile/agent/validate_integrations.hpp"
 
 namespace aop::agent {
 namespace {
@@ -127,33 +129,22 @@ PodOptions logs_pod_options() {
 // The Integrations' volumes, mounts and files (their Secret/ConfigMap keys, mounted from
 // the assets Secret), names prefixed with the Integration's namespace and name.
 PodOptions integration_pod_options(const GrafanaAgent& a,
-                                   const std::vector<const Integration*>& list,
-                                   std::vector<Problem>& problems) {
+                                   const std::vector<const Integration*>& list) {
   PodOptions o;
   o.selector_labels[std::string(kTypeLabel)] = "integrations";
-  auto prefixed = [&](const Integration& in, const object& item, const char* what, std::size_t i) {
+  // Names too long for the workload were rejected by validate_integrations().
+  auto prefixed = [&](const Integration& in, const object& item) {
     object copy = item;
-    const std::string name =
-        in.metadata.ns + "-" + in.metadata.name + "-" + str_field(value(item), "name");
-    if (name.size() > 63) {
-      problems.push_back(make_problem(
-          Kind::integration, {in.metadata.ns, in.metadata.name},
-          std::string("spec.") + what + "[" + std::to_string(i) + "].name",
-          "prefixed name " + name +
-              " is longer than 63 characters; the API server will reject the workload (shorten "
-              "the Integration or volume name)",
-          Severity::warning));
-    }
-    copy["name"] = name;
+    copy["name"] = integration_volume_name(in.metadata, str_field(value(item), "name"));
     return copy;
   };
   bool any_files = false;
   for (const auto* in : list) {
     for (std::size_t i = 0; i < in->spec.volumes.size(); ++i) {
-      o.volumes.emplace_back(prefixed(*in, in->spec.volumes[i], "volumes", i));
+      o.volumes.emplace_back(prefixed(*in, in->spec.volumes[i]));
     }
     for (std::size_t i = 0; i < in->spec.volume_mounts.size(); ++i) {
-      o.mounts.emplace_back(prefixed(*in, in->spec.volume_mounts[i], "volumeMounts", i));
+      o.mounts.emplace_back(prefixed(*in, in->spec.volume_mounts[i]));
     }
     if (!in->spec.secrets.empty() || !in->spec.config_maps.empty()) any_files = true;
   }
@@ -484,8 +475,11 @@ const object* DesiredObjects::find(Kind kind, std::string_view name) const {
   return nullptr;
 }
 
-Outcome<DesiredObjects> build_objects(const Hierarchy& h, const AssetStore& assets,
-                                      ConfigTrees configs, const Options& options) {
+namespace {
+
+// The objects of build_objects() before their names are checked.
+Outcome<DesiredObjects> objects_in_order(const Hierarchy& h, const AssetStore& assets,
+                                         ConfigTrees configs, const Options& options) {
   Outcome<DesiredObjects> out;
   const GrafanaAgent& a = h.agent;
   runtime::ApplyPlan& steps = out.value.plan;
@@ -574,7 +568,7 @@ Outcome<DesiredObjects> build_objects(const Hierarchy& h, const AssetStore& asse
   if (!config_step(ConfigFile::integrations_ds)) return out;
   auto integration_options = [&](const std::vector<const Integration*>& set,
                                  const std::string& workload, bool daemon_set) {
-    std::vector<PodOptions> inputs{integration_pod_options(a, set, out.problems),
+    std::vector<PodOptions> inputs{integration_pod_options(a, set),
                                    metrics_pod_options(a, workload, 0, shards, false),
                                    logs_pod_options()};
     PodOptions merged = merge_pod_options(inputs);
@@ -592,6 +586,20 @@ Outcome<DesiredObjects> build_objects(const Hierarchy& h, const AssetStore& asse
     steps.apply(daemon_set(a, ds_name, integration_options(ds_set, ds_name, true), options));
   } else {
     steps.delete_if_managed(gvk(Kind::daemon_set), {ns, ds_name});
+  }
+  return out;
+}
+
+}  // namespace
+
+Outcome<DesiredObjects> build_objects(const Hierarchy& h, const AssetStore& assets,
+                                      ConfigTrees configs, const Options& options) {
+  auto out = objects_in_order(h, assets, std::move(configs), options);
+  // A name the API server would refuse fails the root before any write: applying the
+  // steps up to the refused object would leave a half-built root retried forever.
+  if (auto e = generated_names_error(h.agent, check_generated_names(out.value.plan.steps))) {
+    out.failure = StageFailure{Stage::build_objects, runtime::Errc::invalid_name, std::move(*e)};
+    out.value.plan.steps.clear();
   }
   return out;
 }

@@ -132,6 +132,8 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   auto configs = assemble(std::move(fragments.value), h);
   gather(plan, configs);  // a render failure: the steps before the failing file still run
   auto objects = build_objects(h, assets.value, std::move(configs.value), in.options);
+  // Refused names stop the steps a render failure lets run: that failure goes first.
+  if (!objects.ok()) plan.failure.reset();
   gather(plan, objects);
   plan.workloads = objects.value.workloads;
   auto applied = plan_apply(std::move(objects.value), plan.root, in.hash_annotation);

@@ -38,6 +38,8 @@
 //   resolve_assets / asset_resolution_failed  when something the root read changes
 //   assemble / render_failed                the steps before the failing file's Secret
 //                                           still apply; retried with backoff
+//   build_objects / invalid_name            nothing is touched; only an edit of the root
+//                                           (or of the operator's flags) fixes it
 // A paused root (spec.paused) is discovered (so it stays watched) and nothing else.
 #pragma once
 
@@ -138,9 +140,11 @@ Outcome<boost::json::value> assemble_file(Fragments fragments, const Hierarchy& 
                                           ConfigFile file);
 
 // build objects: the objects to apply, in order, from the hierarchy and its config
-// files (consumed; each emitted as go-yaml text, gzipped above kGzipThreshold). Steps end before
-// the Secret of a needed file that is missing (it failed to assemble). Problems:
-// integration volume names too long for the API server. Never fails.
+// files (consumed; each emitted as go-yaml text, gzipped above kGzipThreshold). Steps end
+// before the Secret of a needed file that is missing (it failed to assemble). A generated
+// name, label value or volume name the API server would refuse (names.hpp) fails the
+// stage (invalid name, naming the root, each name, its limit and the longest root name
+// that fits) with no steps at all.
 Outcome<DesiredObjects> build_objects(const Hierarchy& hierarchy, const AssetStore& assets,
                                       ConfigTrees configs, const Options& options);
 

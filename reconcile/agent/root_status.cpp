@@ -171,8 +171,10 @@ RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied
   }
 
   if (out.error) {
-    // A root that does not decode changes only by an edit, and that is an event.
-    out.result = out.error->code == runtime::Errc::invalid_spec
+    // A root that does not decode, or whose generated names would be refused, changes
+    // only by an edit (of the root or of the operator's flags), and that is an event.
+    out.result = out.error->code == runtime::Errc::invalid_spec ||
+                         out.error->code == runtime::Errc::invalid_name
                      ? runtime::ReconcileResult::terminal_error(out.error->message)
                      : runtime::ReconcileResult::failed(out.error->message);
   } else if (applied != nullptr && applied->waiting) {

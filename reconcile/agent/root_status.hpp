@@ -16,9 +16,10 @@
 // Which error wins when several happened (the first in this order): the root does not
 // decode (InvalidSpec, no retry until it changes), reading referenced Secrets failed
 // (AssetReadFailed), discovery failed (DiscoveryFailed), a referenced key is missing
-// (AssetResolutionFailed), a write failed (ApplyFailed), a config file failed to render
-// (RenderFailed). Every error but the first is retried with backoff, and at once when
-// something the root read changes.
+// (AssetResolutionFailed), a generated name would be refused (InvalidName, no retry until
+// the root changes), a write failed (ApplyFailed), a config file failed to render
+// (RenderFailed). Every other error is retried with backoff, and at once when something
+// the root read changes.
 #pragma once
 
 #include <cstdint>

@@ -18,6 +18,8 @@ class ReconcileCategory final : public boost::system::error_category {
         return "reading a referenced Secret or ConfigMap failed";
       case Errc::render_failed:
         return "rendering the configuration failed";
+      case Errc::invalid_name:
+        return "a generated name would be refused by the API server";
       case Errc::apply_failed:
         return "applying the generated objects failed";
       case Errc::status_write_failed:
@@ -46,6 +48,8 @@ std::string_view reason(Errc e) noexcept {
       return "AssetReadFailed";
     case Errc::render_failed:
       return "RenderFailed";
+    case Errc::invalid_name:
+      return "InvalidName";
     case Errc::apply_failed:
       return "ApplyFailed";
     case Errc::status_write_failed:

@@ -18,6 +18,7 @@ enum class Errc {
   asset_resolution_failed,  // a referenced Secret or ConfigMap lacks the referenced key
   asset_read_failed,        // reading a referenced Secret or ConfigMap from the API failed
   render_failed,            // the configuration could not be rendered
+  invalid_name,             // a generated name the API server would refuse: only an edit fixes it
   apply_failed,             // the API server refused a write
   status_write_failed,      // the root's status could not be written
 };

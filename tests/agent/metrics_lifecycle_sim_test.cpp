@@ -1,9 +1,11 @@
-// A metrics hierarchy across namespaces, end to end against kube-sim: the generated
+// A metrics hierarchy across namespaces, end to end against the test cluster: the generated
 // objects are exactly what plan_root() (the `render` path) makes of the same state; an
 // unchanged resync writes nothing and reads no Secret; readiness follows the
 // StatefulSets; a ServiceMonitor relabelled out of the selector, a Namespace losing its
 // label and shards 3 → 1 change exactly what they should; an immutable field recreates
-// the StatefulSet; deleting the GrafanaAgent lets the garbage collector remove the rest.
+// the StatefulSet; what the GrafanaAgent owns carries its ownerReference, and deleting it
+// lets kube-sim's garbage collector remove the rest (the real control plane has no garbage
+// collector: there the ownerReferences are checked).
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
@@ -201,7 +203,25 @@ TEST_F(AgentControllerSimTest, MetricsHierarchyLifecycle) {
   ASSERT_TRUE(tst::wait_until([&] { return agent.idle(); }, kDeadline));
   expect_live_equals_plan(env, "agents", "main", module_options().agent);
 
-  // 9. Deleting the GrafanaAgent: kube-sim's garbage collector removes what it owned.
+  // 9. What the GrafanaAgent owns names it as owner, so that deleting the agent lets
+  //    the garbage collector remove it (kube-sim has one; the test control plane has no
+  //    controller-manager).
+  const std::string agent_uid(
+      env.get(Kind::grafana_agent, "agents", "main")->at("metadata").at("uid").as_string());
+  for (const auto& [kind, n] :
+       std::vector<std::pair<Kind, std::string>>{{Kind::stateful_set, "main"},
+                                                 {Kind::service, "main-operated"},
+                                                 {Kind::secret, "main-config"},
+                                                 {Kind::secret, "main-secrets"}}) {
+    const auto o = env.get(kind, "agents", n);
+    ASSERT_TRUE(o.has_value()) << kind_name(kind) << " " << n;
+    const auto* refs = o->at("metadata").as_object().if_contains("ownerReferences");
+    ASSERT_NE(refs, nullptr) << kind_name(kind) << " " << n << " has no ownerReferences";
+    const auto& ref = refs->as_array().at(0).as_object();
+    EXPECT_EQ(ref.at("uid").as_string(), agent_uid) << kind_name(kind) << " " << n;
+    EXPECT_EQ(ref.at("kind").as_string(), "GrafanaAgent") << kind_name(kind) << " " << n;
+  }
+  if (!env.cluster().is_kube_sim()) return;
   env.remove(Kind::grafana_agent, "agents", "main");
   EXPECT_TRUE(tst::wait_until(
       [&] {

@@ -125,6 +125,48 @@ spec:
   EXPECT_EQ(plan.workloads[1], (WorkloadRef{Kind::daemon_set, {"ns1", "agent-logs"}}));
 }
 
+TEST(Pipeline, NamesTheApiServerWouldRefuseStopTheRootAtBuildObjectsWithNoSteps) {
+  // 55 characters: the governing Service "<name>-operated" would have 64, one too many.
+  const std::string long_name(55, 'a');
+  std::string text = agent(R"({metrics: {instanceSelector: {}},
+    logs: {instanceSelector: {}}})");
+  text.replace(text.find("name: agent,"), 12, "name: " + long_name + ",");
+  const MemoryCluster clean = cluster_of(text);
+  DecodeCache uncached(false);
+  const RootPlan plan =
+      plan_root(*root_of(clean, long_name), PipelineInputs{clean, clean, Options{}, uncached, {}});
+  ASSERT_TRUE(plan.failure.has_value());
+  EXPECT_EQ(plan.failure->stage, Stage::build_objects);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::invalid_name);
+  EXPECT_NE(plan.failure->message.find("Service " + long_name + "-operated (64 characters)"),
+            std::string::npos)
+      << plan.failure->message;
+  EXPECT_NE(plan.failure->message.find("at most 52 characters"), std::string::npos)
+      << plan.failure->message;
+  EXPECT_FALSE(plan.applies());
+  EXPECT_TRUE(plan.apply.steps.empty());
+  EXPECT_FALSE(plan.dependencies.objects.empty()) << "a fix of the root is still seen";
+
+  // With a render failure as well (the LogsInstance's client Secret is missing), the
+  // steps before the failing file would run: the refused names win, nothing runs.
+  const MemoryCluster failing = cluster_of(text + R"(
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: LogsInstance
+metadata: {name: logs, namespace: ns1}
+spec:
+  clients:
+  - url: "http://loki"
+    basicAuth: {username: {name: gone, key: u}, password: {name: gone, key: p}}
+)");
+  const RootPlan both = plan_root(*root_of(failing, long_name),
+                                  PipelineInputs{failing, failing, Options{}, uncached, {}});
+  ASSERT_TRUE(both.failure.has_value());
+  EXPECT_EQ(both.failure->code, runtime::Errc::invalid_name);
+  EXPECT_FALSE(both.applies());
+  EXPECT_TRUE(both.apply.steps.empty());
+}
+
 TEST(Pipeline, ProblemsComeInStageOrder) {
   const RootPlan plan = plan_of(agent(R"({metrics: {instanceSelector: {}},
     integrations: {selector: {}}})") +

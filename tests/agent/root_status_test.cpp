@@ -180,6 +180,17 @@ TEST(RootStatus, TheFirstErrorWinsInTheDocumentedOrder) {
     EXPECT_FALSE(s.problems_known);
     EXPECT_FALSE(s.update.fields.contains("metricsInstances"));
   }
+  // Generated names the API server would refuse: nothing ran, and only an edit of the
+  // root fixes them, so no retry until it changes; the counts are known.
+  {
+    const RootPlan plan = plan_with(
+        StageFailure{Stage::build_objects, Errc::invalid_name, "GrafanaAgent ns/a: Service"});
+    const RootStatus s = root_status(plan, nullptr, {}, std::nullopt);
+    EXPECT_EQ(condition(s, "Reconciled")->reason, "InvalidName");
+    EXPECT_EQ(condition(s, "Ready"), nullptr);
+    EXPECT_EQ(s.result.kind, ReconcileResult::Kind::terminal);
+    EXPECT_TRUE(s.problems_known);
+  }
 }
 
 TEST(RootStatus, PausedAndWaitingRoots) {
