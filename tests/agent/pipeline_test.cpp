@@ -34,6 +34,19 @@ metadata: {name: rw, namespace: ns1}
 stringData: {user: u, pass: p}
 )";
 
+// A LogsInstance whose client reads a Secret that does not exist: nothing to resolve (an
+// absent object stores nothing), but its config cannot be rendered.
+constexpr std::string_view kLogsWithMissingSecret = R"(
+---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: LogsInstance
+metadata: {name: logs, namespace: ns1}
+spec:
+  clients:
+  - url: "http://loki"
+    basicAuth: {username: {name: gone, key: u}, password: {name: gone, key: p}}
+)";
+
 std::string agent(std::string_view spec) {
   return "apiVersion: monitoring.grafana.com/v1alpha1\nkind: GrafanaAgent\nmetadata: {name: "
          "agent, namespace: ns1, uid: ga-1, resourceVersion: '3', generation: 4}\nspec: " +
@@ -96,20 +109,10 @@ TEST(Pipeline, AMissingKeyTouchesNothingButTheRootStaysWatched) {
 }
 
 TEST(Pipeline, ARenderFailureKeepsTheStepsBeforeTheFailingFile) {
-  // The LogsInstance's client reads a Secret that does not exist: nothing to resolve (an
-  // absent object stores nothing), but its config cannot be rendered.
+  // The LogsInstance's client reads a Secret that does not exist (kLogsWithMissingSecret).
   const RootPlan plan = plan_of(agent(R"({metrics: {instanceSelector: {}},
     logs: {instanceSelector: {}}})") +
-                                R"(
----
-apiVersion: monitoring.grafana.com/v1alpha1
-kind: LogsInstance
-metadata: {name: logs, namespace: ns1}
-spec:
-  clients:
-  - url: "http://loki"
-    basicAuth: {username: {name: gone, key: u}, password: {name: gone, key: p}}
-)");
+                                std::string(kLogsWithMissingSecret));
   ASSERT_TRUE(plan.failure.has_value());
   EXPECT_EQ(plan.failure->stage, Stage::assemble);
   EXPECT_EQ(plan.failure->code, runtime::Errc::render_failed);
@@ -149,16 +152,7 @@ TEST(Pipeline, NamesTheApiServerWouldRefuseStopTheRootAtBuildObjectsWithNoSteps)
 
   // With a render failure as well (the LogsInstance's client Secret is missing), the
   // steps before the failing file would run: the refused names win, nothing runs.
-  const MemoryCluster failing = cluster_of(text + R"(
----
-apiVersion: monitoring.grafana.com/v1alpha1
-kind: LogsInstance
-metadata: {name: logs, namespace: ns1}
-spec:
-  clients:
-  - url: "http://loki"
-    basicAuth: {username: {name: gone, key: u}, password: {name: gone, key: p}}
-)");
+  const MemoryCluster failing = cluster_of(text + std::string(kLogsWithMissingSecret));
   const RootPlan both = plan_root(*root_of(failing, long_name),
                                   PipelineInputs{failing, failing, Options{}, uncached, {}});
   ASSERT_TRUE(both.failure.has_value());
