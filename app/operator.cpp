@@ -322,7 +322,15 @@ int run_operator(const Options& options) {
   asio::co_spawn(
       p.ioc,
       [&p]() -> asio::awaitable<void> {
-        auto connected = co_await connect(p);
+        Result<void> connected;
+        try {
+          connected = co_await connect(p);
+        } catch (const std::exception& e) {
+          // Start-up failures that surface as exceptions (an API client that cannot be
+          // built from the configuration) end the process like any other: a detached
+          // coroutine would otherwise swallow them and leave it running, never ready.
+          connected = make_error(e.what());
+        }
         if (!connected && !p.shutting_down.load()) {
           log::error("cannot start", {{"error", connected.error().message}});
           co_await p.shutdown(1);

@@ -2,7 +2,7 @@
 """The agent-operator binary as a user runs it, against kube-sim.
 
 Covers: /healthz, /readyz and /metrics on a running process; that no secret value reaches
-logs or metrics; graceful shutdown on SIGTERM; leader election between two replicas
+logs or metrics; graceful shutdown on SIGTERM; exit 1 on a broken kubeconfig; leader election between two replicas
 (one leader, a ready standby, takeover when the leader stops); usage errors; and that the
 README documents every flag of `--help`.
 
@@ -316,6 +316,37 @@ class OperatorProcessTest(unittest.TestCase):
         self.assertIn("scheme=https auth=token-file", op.text())
         self.assertNotIn("second-token", op.text())
         self.assertEqual(op.stop(), 0)
+
+    def test_broken_kubeconfig_exits_1_naming_the_field(self):
+        import base64
+        ca_file = os.path.join(self.tmp.name, "ca.crt")
+        with open(ca_file, "w") as f:
+            f.write("not a certificate\n")
+        not_pem = base64.b64encode(b"not a certificate\n").decode()
+        cases = (
+            ("server: 'ftp://127.0.0.1:21'",
+             'clusters[0].cluster.server: server URL \\"ftp://127.0.0.1:21\\": scheme must be http or https'),
+            ("server: 'not a url'",
+             'clusters[0].cluster.server: server URL \\"not a url\\" is not an absolute URL'),
+            ("server: 'https://127.0.0.1:1', certificate-authority-data: " + not_pem,
+             "clusters[0].cluster.certificate-authority-data: no PEM certificate found"),
+            ("server: 'https://127.0.0.1:1', certificate-authority: " + ca_file,
+             "clusters[0].cluster.certificate-authority: %s: no PEM certificate found" % ca_file),
+        )
+        for cluster, needle in cases:
+            kubeconfig = os.path.join(self.tmp.name, "broken")
+            with open(kubeconfig, "w") as f:
+                f.write("apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+                        "clusters: [{name: x, cluster: {%s}}]\n"
+                        "contexts: [{name: x, context: {cluster: x, user: x}}]\n"
+                        "users: [{name: x, user: {}}]\n" % cluster)
+            r = subprocess.run([os.path.join(BIN_DIR, "agent-operator"), "--kubeconfig", kubeconfig,
+                                "--health-probe-bind-address=127.0.0.1:0",
+                                "--metrics-bind-address=127.0.0.1:0"],
+                               capture_output=True, text=True, timeout=DEADLINE)
+            self.assertEqual(r.returncode, 1, cluster + "\n" + r.stderr)
+            self.assertIn('msg="cannot start"', r.stderr)
+            self.assertIn(needle, r.stderr)
 
     def test_usage_errors_exit_2_with_a_message(self):
         for args, needle in ((["--workers=zero"], "--workers: expected an integer"),
