@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "net/redact.hpp"
+
 namespace aop::net::metrics {
 
 Histogram::Histogram(const std::vector<double>& upper_bounds)
@@ -139,6 +141,13 @@ void Registry::counter_callback(std::string_view name, std::string_view help,
 }
 
 std::string escape_label_value(std::string_view v) {
+  // Label values are kinds, verbs and names, but one quoting a URL must not expose the
+  // credentials in it.
+  std::string redacted;
+  if (v.find("://") != std::string_view::npos) {
+    redacted = redact(v);
+    v = redacted;
+  }
   std::string out;
   out.reserve(v.size());
   for (const char c : v) {

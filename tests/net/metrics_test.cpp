@@ -31,6 +31,15 @@ TEST(Metrics, CounterWithLabelsIsExposedSortedWithHelpAndType) {
             "workqueue_depth{name=\"agent\"} 7\n");
 }
 
+TEST(Metrics, LabelValuesNeverShowUrlCredentials) {
+  Registry r;
+  r.counter("requests_total", "Requests.", {"target"}).with({"https://u:pw@h:1/?token=t"}).inc();
+  const std::string text = r.expose();
+  EXPECT_NE(text.find("requests_total{target=\"https://REDACTED@h:1/?token=REDACTED\"} 1"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Metrics, LabelValuesAreEscaped) {
   EXPECT_EQ(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
   Registry r;
