@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The agent-operator binary as a user runs it, against kube-sim.
 
-Covers: /healthz, /readyz and /metrics on a running process; that no secret value reaches
+Covers: /healthz, /readyz and /metrics on a running process; a stalled watch replaced
+and /readyz failing while caches have no working watch; that no secret value reaches
 logs or metrics; graceful shutdown on SIGTERM; exit 1 on a broken kubeconfig; leader election between two replicas
 (one leader, a ready standby, takeover when the leader stops); usage errors; and that the
 README documents every flag of `--help`.
@@ -79,7 +80,8 @@ class KubeSim:
         self.kubeconfig = os.path.join(tmp, "kubeconfig")
         self.proc = subprocess.Popen(
             [os.path.join(BIN_DIR, "kube-sim"), "--listen", "127.0.0.1:0", "--kubeconfig-out",
-             self.kubeconfig, "--preload", os.path.join(SOURCE_DIR, "deploy", "crds")],
+             self.kubeconfig, "--preload", os.path.join(SOURCE_DIR, "deploy", "crds"),
+             "--bookmark-interval", "200ms"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.proc.stdout.readline()
         m = re.match(r"kube-sim listening on (\S+)", line)
@@ -114,6 +116,14 @@ class KubeSim:
     def get(self, path):
         status, body = http_get(self.url + path)
         return json.loads(body) if status == 200 else None
+
+    def faults(self, settings):
+        req = urllib.request.Request(self.url + "/admin/faults", data=json.dumps(settings).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        urllib.request.urlopen(req, timeout=10).read()
+
+    def stats(self):
+        return self.get("/admin/stats")
 
     def stop(self):
         self.proc.kill()
@@ -226,6 +236,52 @@ class OperatorProcessTest(unittest.TestCase):
             secret = self.sim.get("/api/v1/namespaces/monitoring/secrets/agent-config")
             return secret and b"other.example.com" in base64.b64decode(secret["data"]["agent.yml"])
         wait_for("the new leader to write the changed config", config_has_new_url)
+
+    def test_stalled_watch_is_replaced_and_readyz_reports_disconnection(self):
+        self.sim.apply(HIERARCHY)
+        # kube-sim sends a bookmark every 200 ms; a watch silent for 5 of them is stalled.
+        op = self.operator("op", "--watch-bookmark-interval=200ms", "--watch-stall-multiple=5",
+                           "--readiness-disconnected-threshold=2s")
+        wait_for("/readyz 200", lambda: http_get(op.health + "/readyz")[0] == 200)
+        wait_for("the config Secret", lambda: self.sim.get(
+            "/api/v1/namespaces/monitoring/secrets/agent-config"))
+        mi = "/apis/monitoring.grafana.com/v1alpha1/namespaces/monitoring/metricsinstances/primary"
+
+        def config_has(url):
+            import base64
+            secret = self.sim.get("/api/v1/namespaces/monitoring/secrets/agent-config")
+            return secret and url.encode() in base64.b64decode(secret["data"]["agent.yml"])
+
+        # Every watch stream goes silent after its next event (it stays open).
+        self.sim.faults({"stall_watch_after": 1})
+        self.sim.merge_patch(mi, {"spec": {"remoteWrite": [{"url": "https://before.example.com/push"}]}})
+        wait_for("the change before the stall", lambda: config_has("https://before.example.com/push"))
+        wait_for("the MetricsInstance watch to stall",
+                 lambda: self.sim.stats()["faults"].get("stall_watch_after", 0) >= 1)
+        started = time.monotonic()
+        self.sim.merge_patch(mi, {"spec": {"remoteWrite": [{"url": "https://during.example.com/push"}]}})
+        self.sim.faults({"reset": True})
+        wait_for("the change made during the stall", lambda: config_has("https://during.example.com/push"))
+        print("stall timeout 1 s: change applied %.2f s after it was made" % (time.monotonic() - started),
+              file=sys.stderr)
+        self.assertIn("watch stalled: nothing received, not even a bookmark; replacing it", op.text())
+        stalls = [float(v) for v in re.findall(
+            r'^informer_watch_stalls_total\{kind="MetricsInstance.monitoring.grafana.com",[^}]*\} (\S+)$',
+            http_get(op.metrics + "/metrics")[1], re.M)]
+        self.assertGreaterEqual(sum(stalls), 1)
+        self.assertIsNotNone(op.metric("informer_last_event_age_seconds"))
+        self.assertEqual(http_get(op.health + "/readyz")[0], 200)
+
+        # Every watch ends and the API server fails every request: after the threshold
+        # /readyz names the caches cut off; once the server answers again it recovers.
+        self.sim.faults({"http_503": 1.0, "retry_after_seconds": 0, "expire_watches": True})
+        status, body = wait_for("/readyz 503", lambda: (lambda r: r if r[0] == 503 else None)(
+            http_get(op.health + "/readyz")))
+        self.assertIn("[-]watches: no working watch for more than 2 s:", body)
+        self.assertIn("MetricsInstance (disconnected for ", body)
+        self.sim.faults({"reset": True})
+        wait_for("/readyz 200 again", lambda: http_get(op.health + "/readyz")[0] == 200)
+        self.assertEqual(op.stop(), 0)
 
     def test_unreachable_api_server_is_alive_but_not_ready(self):
         import socket

@@ -141,6 +141,20 @@ TEST(ProcessMetrics, ReadFromProc) {
             scraped(before, "process_cpu_seconds_total"));
 }
 
+TEST(Metrics, LabelledCallbackGaugeIsComputedAtScrapeTimeInLabelOrder) {
+  Registry r;
+  double age = 1;
+  r.gauge_callback("last_event_age_seconds", "Age.", {"kind"}, [&] {
+    return Registry::Samples{{{"Secret"}, age}, {{"ConfigMap"}, 2 * age}};
+  });
+  age = 1.5;
+  EXPECT_NE(r.expose().find("# TYPE last_event_age_seconds gauge\n"
+                            "last_event_age_seconds{kind=\"ConfigMap\"} 3\n"
+                            "last_event_age_seconds{kind=\"Secret\"} 1.5\n"),
+            std::string::npos)
+      << r.expose();
+}
+
 TEST(Metrics, SpecialValues) {
   Registry r;
   r.gauge("g", "G.")().set(std::numeric_limits<double>::infinity());
