@@ -145,6 +145,10 @@ TEST(AnnotationRules, SyntaxErrorsCarryLineAndColumn) {
 
 TEST(AnnotationRules, OneDocumentOnly) {
   EXPECT_THAT(error("a: http://a/\n---\nb: http://b/\n"), HasSubstr("2 YAML documents"));
+  // yaml-cpp 0.7 reads endless empty documents from this (LoadAll never returned and
+  // filled memory: one annotation took the operator down). Found by fuzzing.
+  EXPECT_THAT(error(",- app a"), HasSubstr("is not valid YAML: line 1 does not belong"));
+  EXPECT_THAT(error(",- a\n"), HasSubstr("not valid YAML"));
 }
 
 TEST(AnnotationRules, OtherShapesAreNamed) {
