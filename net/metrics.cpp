@@ -238,7 +238,10 @@ std::string label_block(const std::vector<std::string>& names,
 std::string Registry::expose() const {
   const std::lock_guard lock(mutex_);
   std::string out;
-  for (const auto& [name, e] : entries_) {
+  for (const auto& entry : entries_) {
+    // Named, not a structured binding: the lambdas below capture them (clang 14).
+    const std::string& name = entry.first;
+    const Entry& e = entry.second;
     out += "# HELP " + name + " " + escape_help(e.help) + "\n";
     switch (e.type) {
       case Type::counter:

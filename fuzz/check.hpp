@@ -1,0 +1,94 @@
+// The fuzz targets' oracle: a broken expectation prints what broke and aborts, which
+// libFuzzer reports as a crash and saves the input for.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include <boost/json/value.hpp>
+
+#define AOP_FUZZ_CHECK(condition, what)                                                         \
+  do {                                                                                          \
+    if (!(condition)) {                                                                         \
+      const std::string aop_fuzz_what = (what);                                                 \
+      std::fprintf(stderr, "fuzz check failed: %s\n  %s\n", #condition, aop_fuzz_what.c_str()); \
+      std::abort();                                                                             \
+    }                                                                                           \
+  } while (false)
+
+namespace aop::fuzz {
+
+// JSON equality where NaN equals NaN (Boost.JSON reads `0e99999` and YAML's `.nan` as
+// NaN, which == says differs from itself).
+// Numbers compare by value: YAML and JSON have one number type, and `008` (a float to
+// go-yaml) is written back as `8`, an integer.
+inline bool same(const boost::json::value& a, const boost::json::value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (!a.is_double() && !b.is_double()) return a == b;
+    const double x = a.to_number<double>();
+    const double y = b.to_number<double>();
+    return x == y || (std::isnan(x) && std::isnan(y));
+  }
+  if (a.kind() != b.kind()) return false;
+  if (const auto* ao = a.if_object()) {
+    const auto& bo = b.get_object();
+    if (ao->size() != bo.size()) return false;
+    for (const auto& [k, v] : *ao) {
+      const auto* w = bo.if_contains(k);
+      if (w == nullptr || !same(v, *w)) return false;
+    }
+    return true;
+  }
+  if (const auto* aa = a.if_array()) {
+    const auto& ba = b.get_array();
+    if (aa->size() != ba.size()) return false;
+    for (std::size_t i = 0; i < aa->size(); ++i) {
+      if (!same((*aa)[i], ba[i])) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
+// Well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF).
+inline bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;  // cut short
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+}  // namespace aop::fuzz
