@@ -211,6 +211,8 @@ class CanaryTest(unittest.TestCase):
             self.addCleanup(lambda: sys.stderr.write(op.text()[-20000:]))
         op = Operator(self.cluster.kubeconfig, os.path.join(self.tmp.name, "operator.log"),
                       "--controllers=agent,telegraf", "--telegraf-token-secret=ops/influx:token",
+                      "--telegraf-influxdb-url=https://influxdb.example.com",
+                      "--telegraf-influxdb-org=example",
                       "--telegraf-application-namespaces=argocd")
         self.addCleanup(op.kill)
 
