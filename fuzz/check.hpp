@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -37,8 +36,8 @@ inline bool same(const boost::json::value& a, const boost::json::value& b) {
     const double y = b.to_number<double>();
     if (x == y || (std::isnan(x) && std::isnan(y))) return true;
     return std::isfinite(x) && std::isfinite(y) &&
-           std::fabs(x - y) <= 4 * std::numeric_limits<double>::epsilon() *
-                                    std::max(std::fabs(x), std::fabs(y));
+           std::fabs(x - y) <=
+               4 * std::numeric_limits<double>::epsilon() * std::max(std::fabs(x), std::fabs(y));
   }
   if (a.kind() != b.kind()) return false;
   if (const auto* ao = a.if_object()) {
@@ -59,43 +58,6 @@ inline bool same(const boost::json::value& a, const boost::json::value& b) {
     return true;
   }
   return a == b;
-}
-
-// Well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF).
-inline bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + n >= s.size()) return false;  // cut short
-    for (std::size_t k = 1; k <= n; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += n + 1;
-  }
-  return true;
 }
 
 }  // namespace aop::fuzz

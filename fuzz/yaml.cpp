@@ -10,6 +10,7 @@
 
 #include "fuzz/check.hpp"
 #include "k8s/yaml.hpp"
+#include "reconcile/telegraf/validation.hpp"
 
 namespace yaml = aop::k8s::yaml;
 namespace json = boost::json;
@@ -22,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!one) return 0;
   // Invalid UTF-8 is read as raw bytes and written back as \xFF escapes, which read as
   // U+00FF: not a round trip (go-yaml refuses such input; reported, see FUZZING.md).
-  if (!aop::fuzz::valid_utf8(text)) return 0;
+  if (!aop::telegraf::is_valid_utf8(text)) return 0;
   // NUL bytes make yaml-cpp guess UTF-16 or UTF-32 (`00 00 00 2D` is UTF-32BE "-"), and
   // invalid code points then come out as invalid UTF-8 (reported, see FUZZING.md).
   if (text.find('\0') != std::string_view::npos) return 0;

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import secrets
-import signal
 import ssl
 import subprocess
 import sys
@@ -28,19 +27,11 @@ import unittest
 import urllib.error
 import urllib.request
 
+import operator_process_test as harness  # the operator process and waiting, shared
+from operator_process_test import wait_for
+
 BIN_DIR = SOURCE_DIR = ""
-DEADLINE = 90  # seconds; only reached when something is broken
 TELEGRAF_ANNOTATION = "telegraf.influxdata.com/rubin-telegraf-operator"
-
-
-def wait_for(what, condition, deadline=DEADLINE):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
 
 
 class Cluster:
@@ -131,43 +122,6 @@ class Cluster:
         self.proc.stdout.close()
 
 
-class Operator:
-    def __init__(self, kubeconfig, log_path, *extra):
-        self.log_path = log_path
-        self.log = open(log_path, "w")
-        self.proc = subprocess.Popen(
-            [os.path.join(BIN_DIR, "agent-operator"), "--kubeconfig", kubeconfig,
-             "--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=127.0.0.1:0",
-             "--log-level=debug", *extra],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        self.metrics = "http://127.0.0.1:%s/metrics" % wait_for(
-            "the metrics port", lambda: (lambda m: m and m.group(1))(
-                re.search(r'msg="serving metrics" port=(\d+)', self.text())))
-
-    def text(self):
-        with open(self.log_path, errors="replace") as f:
-            return f.read()
-
-    def scrape(self):
-        with urllib.request.urlopen(self.metrics, timeout=10) as r:
-            return r.read().decode()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=DEADLINE)
-        finally:
-            self.log.close()
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        if not self.log.closed:
-            self.log.close()
-
-
 def condition(obj, type_):
     for c in (obj or {}).get("status", {}).get("conditions", []):
         if c["type"] == type_:
@@ -207,13 +161,11 @@ class CanaryTest(unittest.TestCase):
         for doc in yaml.safe_load_all(text):
             created.add(self.cluster.create(doc)["metadata"]["uid"])
 
-        if os.environ.get("AOP_KEEP_LOG"):
-            self.addCleanup(lambda: sys.stderr.write(op.text()[-20000:]))
-        op = Operator(self.cluster.kubeconfig, os.path.join(self.tmp.name, "operator.log"),
-                      "--controllers=agent,telegraf", "--telegraf-token-secret=ops/influx:token",
-                      "--telegraf-influxdb-url=https://influxdb.example.com",
-                      "--telegraf-influxdb-org=example",
-                      "--telegraf-application-namespaces=argocd")
+        op = harness.Operator(
+            self.cluster.kubeconfig, os.path.join(self.tmp.name, "operator.log"), "--log-level=debug",
+            "--controllers=agent,telegraf", "--telegraf-token-secret=ops/influx:token",
+            "--telegraf-influxdb-url=https://influxdb.example.com", "--telegraf-influxdb-org=example",
+            "--telegraf-application-namespaces=argocd")
         self.addCleanup(op.kill)
 
         # Success and failure paths, before any API fault.
@@ -265,7 +217,7 @@ class CanaryTest(unittest.TestCase):
                       for v in assets.get("data", {}).values()]
             return rotated in values and (condition(self.agent("agent"), "Reconciled") or {}).get("status") == "True"
         wait_for("the rotated password in the assets Secret", rotated_everywhere)
-        metrics = op.scrape()
+        metrics = harness.http_get(op.metrics + "/metrics")[1]
         self.assertEqual(op.stop(), 0)
         log = op.text()
 
@@ -298,4 +250,5 @@ class CanaryTest(unittest.TestCase):
 
 if __name__ == "__main__":
     BIN_DIR, SOURCE_DIR = sys.argv[1], sys.argv[2]
+    harness.BIN_DIR, harness.SOURCE_DIR = BIN_DIR, SOURCE_DIR
     unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
