@@ -85,7 +85,7 @@ struct State {
   std::unique_ptr<WatchStream> watch;
   const std::string kind;  // for logs
   // The reflector's liveness, published after every step for health() and the metric.
-  std::atomic<std::int64_t> last_event_at{0};
+  std::atomic<std::int64_t> last_event_at{ticks(std::chrono::steady_clock::now())};
   std::atomic<std::int64_t> disconnected_since{kConnected};
   net::metrics::Counter* stalls = nullptr;  // informer_watch_stalls_total child
 
