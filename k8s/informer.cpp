@@ -85,7 +85,7 @@ struct State {
   std::unique_ptr<WatchStream> watch;
   const std::string kind;  // for logs
   // The reflector's liveness, published after every step for health() and the metric.
-  std::atomic<std::int64_t> last_event_at{ticks(std::chrono::steady_clock::now())};
+  std::atomic<std::int64_t> last_event_at{ticks(net::steady_clock().now())};
   std::atomic<std::int64_t> disconnected_since{kConnected};
   net::metrics::Counter* stalls = nullptr;  // informer_watch_stalls_total child
 
@@ -123,7 +123,7 @@ struct LiveInformers {
   // The age of each informer's last event; informers with the same labels (two caches
   // of one kind differing only in what they keep) report the oldest.
   net::metrics::Registry::Samples ages() {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = net::steady_clock().now();
     std::map<std::vector<std::string>, double> by_labels;
     const std::lock_guard lock(mutex);
     std::erase_if(states, [](const auto& w) { return w.expired(); });

@@ -201,7 +201,7 @@ std::vector<std::string> InformerFactory::unsynced() const {
 }
 
 std::vector<std::string> InformerFactory::disconnected(net::Duration threshold) const {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = net::steady_clock().now();
   const std::lock_guard lock(mutex_);
   std::vector<std::string> out;
   for (const auto& [spec, cache] : caches_) {
