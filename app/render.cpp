@@ -232,6 +232,13 @@ void Renderer::kubelet(const std::vector<Input>& inputs) {
     report("error", "kubelet Service " + options_.kubelet_service, objects.error().message);
     return;
   }
+  for (const auto& r : objects->refused) {
+    report("warning", "Node " + r.node,
+           r.type + " " + r.address +
+               " is left out of the kubelet Endpoints: the API server "
+               "refuses it there (" +
+               r.reason + ")");
+  }
   objects_.push_back(objects->service);
   objects_.push_back(objects->endpoints);
 }

@@ -486,6 +486,9 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
   } else if (plan.failed == FailedStage::assets) {
     reason = "AssetResolutionFailed";
     error = plan.error ? plan.error->message : "resolving Secrets and ConfigMaps failed";
+  } else if (plan.failed == FailedStage::names) {
+    reason = "InvalidName";
+    error = plan.error ? plan.error->message : "generated names would be refused";
   } else if (!applied.error.empty()) {
     reason = "ApplyFailed";
     error = applied.error;
@@ -533,6 +536,8 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
 
   if (!error.empty()) {
     report_error(key, *obj, reason, error);
+    // Only an edit of the agent (or of the operator's flags) changes generated names.
+    if (plan.failed == FailedStage::names) co_return ReconcileResult::terminal_error(error);
     co_return ReconcileResult::failed(error);
   }
   {

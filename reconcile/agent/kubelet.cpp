@@ -8,6 +8,7 @@
 #include <boost/json/array.hpp>
 
 #include "k8s/decode.hpp"
+#include "k8s/endpoint_ip.hpp"
 
 namespace aop::agent {
 namespace {
@@ -134,15 +135,27 @@ Result<KubeletNode> decode_kubelet_node(const value& node) {
   return n;
 }
 
-Result<std::string> kubelet_node_address(const KubeletNode& node) {
+Result<KubeletAddress> kubelet_node_address(const KubeletNode& node) {
+  KubeletAddress out;
+  bool any = false;
   for (const char* type : {"InternalIP", "ExternalIP"}) {
     for (const auto& a : node.addresses) {
-      if (a.type == type) return a.address;
+      if (a.type != type) continue;
+      any = true;
+      if (auto why = k8s::endpoint_ip_problem(a.address)) {
+        out.refused.push_back(RefusedAddress{node.name, node.uid, a.type, a.address, *why});
+        continue;
+      }
+      out.ip = a.address;
+      return out;
     }
   }
-  return make_error("Node " + node.name +
-                    ": status.addresses has neither an InternalIP nor an ExternalIP, so the "
-                    "kubelet Endpoints cannot list it; retrying until the node reports one");
+  if (!any) {
+    return make_error("Node " + node.name +
+                      ": status.addresses has neither an InternalIP nor an ExternalIP, so the "
+                      "kubelet Endpoints cannot list it; retrying until the node reports one");
+  }
+  return out;
 }
 
 Result<KubeletObjects> kubelet_objects(const k8s::ObjectKey& target,
@@ -153,10 +166,12 @@ Result<KubeletObjects> kubelet_objects(const k8s::ObjectKey& target,
   };
   std::vector<Entry> entries;
   entries.reserve(nodes.size());
+  std::vector<RefusedAddress> refused;
   for (const auto& n : nodes) {
-    auto ip = kubelet_node_address(n);
-    if (!ip) return ip.error();
-    entries.push_back(Entry{std::move(*ip), &n});
+    auto address = kubelet_node_address(n);
+    if (!address) return address.error();
+    for (auto& r : address->refused) refused.push_back(std::move(r));
+    if (address->ip) entries.push_back(Entry{std::move(*address->ip), &n});
   }
   // Sorted by IP as plain strings (upstream), node name breaking ties for determinism.
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
@@ -188,6 +203,7 @@ Result<KubeletObjects> kubelet_objects(const k8s::ObjectKey& target,
                          {"kind", "Endpoints"},
                          {"metadata", metadata_json(target)},
                          {"subsets", std::move(subsets)}};
+  out.refused = std::move(refused);
   return out;
 }
 

@@ -4,12 +4,14 @@
 //
 //   auto nodes = decode_kubelet_node(json)...;                // one per cached Node
 //   Result<KubeletObjects> d = kubelet_objects(target, nodes); // desired Service + Endpoints
+//   for (auto& r : d->refused) report(r);                      // addresses left out
 //   if (kubelet_object_changed(live, d->service)) update(...); // update only on change
 //
 // Pure functions over values; the live controller (watching Nodes, create-or-update,
 // conflict retry) lives in the runtime wiring.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,18 +38,42 @@ struct KubeletNode {
 // path (`status.addresses[1].type: expected string, got number`).
 Result<KubeletNode> decode_kubelet_node(const boost::json::value& node);
 
-// The address the Endpoints list for a node: its first InternalIP, else its first
-// ExternalIP, else an error naming the node (the reconcile fails and is retried).
-Result<std::string> kubelet_node_address(const KubeletNode& node);
+// An address of a Node that the API server would refuse in an Endpoints
+// (k8s/endpoint_ip.hpp: loopback, link-local, unspecified, link-local multicast, not an
+// IP), so it is left out.
+struct RefusedAddress {
+  std::string node;
+  std::string node_uid;
+  std::string type;  // InternalIP or ExternalIP
+  std::string address;
+  std::string reason;  // the API server's words, e.g. "may not be in the loopback range ..."
+};
+
+struct KubeletAddress {
+  std::optional<std::string> ip;        // what the Endpoints list; nullopt: the node is left out
+  std::vector<RefusedAddress> refused;  // InternalIPs and ExternalIPs passed over
+};
+
+// The address the Endpoints list for a node: its first InternalIP the API server accepts,
+// else its first such ExternalIP (upstream's order, skipping refused addresses), else
+// none (the node is left out and its refused addresses say why). A node with neither an
+// InternalIP nor an ExternalIP at all is an error naming it: it is still starting, and
+// the reconcile fails and is retried, as upstream.
+Result<KubeletAddress> kubelet_node_address(const KubeletNode& node);
 
 struct KubeletObjects {
   boost::json::object service;    // v1 Service, headless, ports 10250/10255/4194
   boost::json::object endpoints;  // v1 Endpoints, one subset, addresses sorted by IP string
+  // Addresses left out because the API server would refuse them, by node name. A node
+  // that has a usable address besides is listed by it.
+  std::vector<RefusedAddress> refused;
 };
 
 // The desired Service and Endpoints named `target.name` in `target.ns`. Labels are fixed
-// (the operator's -labels flag is not applied) and there are no ownerReferences. Any
-// node without a usable address fails the whole computation, as upstream.
+// (the operator's -labels flag is not applied) and there are no ownerReferences. A node
+// without any InternalIP or ExternalIP fails the whole computation, as upstream; one
+// whose addresses the API server would refuse is left out (upstream writes it and the
+// API server refuses the whole Endpoints, taking every node's target away).
 //
 // With no Nodes at all the Endpoints has no subsets: an EndpointSubset without
 // addresses is rejected by the API server, so upstream's empty subset could never be

@@ -6,10 +6,12 @@
 // namespace the operator may not otherwise watch. Writes happen only when
 // kubelet_object_changed() says the live object differs.
 #include <atomic>
+#include <set>
 #include <stdexcept>
 
 #include <boost/json.hpp>
 
+#include "k8s/event_recorder.hpp"
 #include "k8s/informer_factory.hpp"
 #include "net/log.hpp"
 #include "reconcile/agent/controller.hpp"
@@ -72,6 +74,8 @@ struct KubeletController::Impl {
   Impl(const runtime::ModuleContext& c, k8s::ObjectKey s);
 
   asio::awaitable<ReconcileResult> reconcile(std::string key);
+  // Logs each newly refused address and records a Warning Event on its Node.
+  void report_refused(const std::vector<RefusedAddress>& refused);
   // Creates or updates one object; "" on success (or when writes are blocked).
   asio::awaitable<std::string> ensure(const json::object& desired);
 
@@ -81,6 +85,9 @@ struct KubeletController::Impl {
   k8s::KindCache* nodes = nullptr;
   std::unique_ptr<runtime::Controller> controller;
   std::atomic<std::uint64_t> reconciles{0};
+  // Refused addresses reported already (node uid, type, address, reason); owned by the
+  // one worker. An address no longer refused is forgotten, so a recurrence is reported.
+  std::set<std::string> reported;
 };
 
 KubeletController::Impl::Impl(const runtime::ModuleContext& c, k8s::ObjectKey s)
@@ -132,11 +139,36 @@ asio::awaitable<ReconcileResult> KubeletController::Impl::reconcile(std::string)
   }
   auto objects = kubelet_objects(service, decoded);
   if (!objects) co_return ReconcileResult::failed(objects.error().message);
+  report_refused(objects->refused);
   for (const json::object* desired : {&objects->service, &objects->endpoints}) {
     const std::string err = co_await ensure(*desired);
     if (!err.empty()) co_return ReconcileResult::failed(err);
   }
   co_return ReconcileResult::ok();
+}
+
+void KubeletController::Impl::report_refused(const std::vector<RefusedAddress>& refused) {
+  std::set<std::string> now;
+  for (const auto& r : refused) {
+    std::string id = r.node_uid + "\n" + r.type + "\n" + r.address + "\n" + r.reason;
+    if (!reported.contains(id)) {
+      const std::string message = r.type + " " + r.address +
+                                  " is left out of the kubelet Endpoints " + service.str() +
+                                  ": the API server refuses it there (" + r.reason + ")";
+      log::warn("node address left out",
+                {{"controller", controller_name()}, {"node", r.node}, {"reason", message}});
+      if (ctx.events != nullptr) {
+        k8s::EventSubject subject;
+        subject.api_version = "v1";
+        subject.kind = "Node";
+        subject.name = r.node;
+        subject.uid = r.node_uid;
+        ctx.events->record(subject, k8s::EventType::warning, "KubeletAddressRefused", message);
+      }
+    }
+    now.insert(std::move(id));
+  }
+  reported = std::move(now);
 }
 
 asio::awaitable<std::string> KubeletController::Impl::ensure(const json::object& desired) {

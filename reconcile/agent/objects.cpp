@@ -9,6 +9,7 @@
 #include "reconcile/agent/config.hpp"
 #include "reconcile/agent/encoding.hpp"
 #include "reconcile/agent/sanitize.hpp"
+#include "reconcile/agent/validate_integrations.hpp"
 
 namespace aop::agent {
 namespace {
@@ -125,33 +126,22 @@ PodOptions logs_pod_options() {
 
 // 3.8 step 1.
 PodOptions integration_pod_options(const GrafanaAgent& a,
-                                   const std::vector<const Integration*>& list,
-                                   std::vector<Problem>& problems) {
+                                   const std::vector<const Integration*>& list) {
   PodOptions o;
   o.selector_labels[std::string(kTypeLabel)] = "integrations";
-  auto prefixed = [&](const Integration& in, const object& item, const char* what, std::size_t i) {
+  // Names too long for the workload were rejected by validate_integrations().
+  auto prefixed = [&](const Integration& in, const object& item) {
     object copy = item;
-    const std::string name =
-        in.metadata.ns + "-" + in.metadata.name + "-" + str_field(value(item), "name");
-    if (name.size() > 63) {
-      problems.push_back(Problem{Kind::integration,
-                                 {in.metadata.ns, in.metadata.name},
-                                 std::string("spec.") + what + "[" + std::to_string(i) + "].name",
-                                 "prefixed name " + name +
-                                     " is longer than 63 characters; the API server will reject "
-                                     "the workload (shorten the Integration or volume name)",
-                                 Severity::warning});
-    }
-    copy["name"] = name;
+    copy["name"] = integration_volume_name(in.metadata, str_field(value(item), "name"));
     return copy;
   };
   bool any_files = false;
   for (const auto* in : list) {
     for (std::size_t i = 0; i < in->spec.volumes.size(); ++i) {
-      o.volumes.emplace_back(prefixed(*in, in->spec.volumes[i], "volumes", i));
+      o.volumes.emplace_back(prefixed(*in, in->spec.volumes[i]));
     }
     for (std::size_t i = 0; i < in->spec.volume_mounts.size(); ++i) {
-      o.mounts.emplace_back(prefixed(*in, in->spec.volume_mounts[i], "volumeMounts", i));
+      o.mounts.emplace_back(prefixed(*in, in->spec.volume_mounts[i]));
     }
     if (!in->spec.secrets.empty() || !in->spec.config_maps.empty()) any_files = true;
   }
@@ -597,7 +587,7 @@ DesiredState build_objects(const Hierarchy& h, const AssetStore& assets, const O
                                  const std::string& workload, bool daemon_set) {
     const auto shards_spec = a.spec.metrics.shards.value_or(1);
     std::vector<PodOptions> inputs{
-        integration_pod_options(a, set, out.problems),
+        integration_pod_options(a, set),
         metrics_pod_options(a, workload, 0, shards_spec > 1 ? shards_spec : 1, false),
         logs_pod_options()};
     PodOptions merged = merge_pod_options(inputs);

@@ -1,5 +1,7 @@
 #include "reconcile/agent/root.hpp"
 
+#include "reconcile/agent/names.hpp"
+
 namespace aop::agent {
 
 HierarchySummary summarize(const Hierarchy& h) {
@@ -41,6 +43,12 @@ RootPlan plan_root(const GrafanaAgent& agent, const ClusterView& view, const Ass
   }
   plan.desired = build_objects(d.hierarchy, *store, options);
   for (const auto& p : plan.desired.problems) plan.problems.push_back(p);
+  if (auto e = generated_names_error(agent, check_generated_names(plan.desired.steps))) {
+    plan.failed = FailedStage::names;
+    plan.error = std::move(e);
+    plan.desired.steps.clear();
+    return plan;
+  }
   if (plan.desired.error) {
     plan.failed = FailedStage::render;
     plan.error = plan.desired.error;

@@ -16,8 +16,9 @@ namespace aop::agent {
 
 // Where a root failed (spec 3.12): a discovery or asset error touches no object and is
 // retried when a dependency changes; a render error leaves the earlier steps to apply
-// and is retried with backoff.
-enum class FailedStage { none, discovery, assets, render };
+// and is retried with backoff; generated names the API server would refuse
+// (names.hpp) touch no object, and only an edit of the root can fix them.
+enum class FailedStage { none, discovery, assets, render, names };
 
 // Counts for the GrafanaAgent's status.
 struct HierarchySummary {

@@ -2,6 +2,7 @@
 #include "reconcile/agent/validate_integrations.hpp"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "k8s/decode.hpp"
@@ -60,7 +61,29 @@ void check_reference(Hierarchy& h, const Integration& in, const object& config,
          Severity::warning);
 }
 
+// The first volume or volume mount whose name in the workload is too long: {field, name}.
+std::optional<std::pair<std::string, std::string>> long_volume_name(const Integration& in) {
+  constexpr std::size_t kVolumeNameMax = 63;
+  for (const auto& [list, what] : {std::pair{&in.spec.volumes, "volumes"},
+                                   std::pair{&in.spec.volume_mounts, "volumeMounts"}}) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const auto* n = (*list)[i].if_contains("name");
+      if (n == nullptr || !n->is_string()) continue;
+      std::string name = integration_volume_name(in.metadata, n->get_string());
+      if (name.size() > kVolumeNameMax) {
+        return std::pair{"spec." + std::string(what) + "[" + std::to_string(i) + "].name",
+                         std::move(name)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string integration_volume_name(const ObjectMeta& integration, std::string_view volume) {
+  return integration.ns + "-" + integration.name + "-" + std::string(volume);
+}
 
 void validate_integrations(Hierarchy& h) {
   std::set<std::string> metrics_instances;
@@ -79,6 +102,16 @@ void validate_integrations(Hierarchy& h) {
              "expected an object (the integration's configuration block), got " +
                  std::string(k8s::json_kind_name(*in.spec.config)) +
                  "; this Integration is not deployed",
+             Severity::error);
+      continue;
+    }
+    if (auto long_name = long_volume_name(in)) {
+      report(h, in, long_name->first,
+             "the volume's name in the workload, " + long_name->second + ", has " +
+                 std::to_string(long_name->second.size()) +
+                 " characters, more than the 63 of a volume name (a DNS-1123 label), so the API "
+                 "server would refuse the workload; this Integration is not deployed (shorten the "
+                 "Integration's or the volume's name)",
              Severity::error);
       continue;
     }

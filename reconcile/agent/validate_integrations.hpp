@@ -5,6 +5,9 @@
 //
 // Rejected (left out of the hierarchy, so neither rendered nor mounted):
 //  * an Integration whose `spec.config` is present but not an object;
+//  * one with a volume or volume mount whose name in the workload
+//    (integration_volume_name()) is longer than the 63 characters of a volume name: the
+//    API server would refuse the whole workload;
 //  * a second Integration with the same `spec.name` when either of the two has
 //    `spec.type.unique: true` (the first in hierarchy order keeps working).
 // Reported only (still rendered, the agent would fail on them at run time):
@@ -21,5 +24,9 @@ namespace aop::agent {
 // and appends a Problem for each finding to `h.problems`. Call after the metrics and
 // logs instances are known and before asset references are collected.
 void validate_integrations(Hierarchy& h);
+
+// The name volume `volume` of an Integration gets in the integrations workload:
+// <namespace>-<name>-<volume>, so that Integrations cannot collide.
+std::string integration_volume_name(const ObjectMeta& integration, std::string_view volume);
 
 }  // namespace aop::agent

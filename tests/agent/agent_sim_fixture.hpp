@@ -1,14 +1,24 @@
-// The live Grafana Agent controller against kube-sim, for integration tests: kube-sim
-// started with the project's CRDs (deploy/crds), an operator API client and a separate
-// "driver" client for the test's own writes (so kube-sim's per-User-Agent write counters
-// tell the operator's writes apart), shared informers, an in-memory Event recorder, and
-// helpers to create, read, patch and delete objects and to wait for conditions.
+// The live Grafana Agent controller against a test cluster (tests/k8s/cluster.hpp:
+// kube-sim, or the real kube-apiserver shared by the test process), for integration
+// tests: the project's CRDs (deploy/crds) installed, an operator API client on the
+// ServiceAccount token of deploy/'s RBAC (so a permission missing there fails the test),
+// a separate "driver" client with administrator rights for the test's own writes (the
+// server counts writes per User-Agent, which tells the operator's apart), shared
+// informers, an in-memory Event recorder, and helpers to create, read, patch and delete
+// objects and to wait for conditions.
+//
+// On the real server, shared by the tests of a process one after the other, the
+// fixture cleans up after its test once the controllers stopped (tst::TestObjects): the
+// namespaces the test created are emptied and the cluster-scoped objects it created
+// (Nodes) deleted. A later test creating the same Namespace gets it back with the labels
+// it asks for, and empty.
 #pragma once
 
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,7 +34,10 @@
 #include "reconcile/agent/controller.hpp"
 #include "reconcile/agent/encoding.hpp"
 #include "reconcile/agent/kinds.hpp"
+#include "reconcile/runtime/apply.hpp"
 #include "tests/k8s/async_helpers.hpp"
+#include "tests/k8s/cluster.hpp"
+#include "tests/k8s/operator_rbac.hpp"
 #include "tests/k8s/sim_fixture.hpp"
 
 namespace aop::agent::testing {
@@ -85,14 +98,16 @@ inline std::string crd_dir() {
 class AgentSim {
  public:
   explicit AgentSim(std::vector<std::string> sim_args = {})
-      : sim(with_crds(std::move(sim_args))), io(4) {
+      : cluster_(tst::start_cluster({{crd_dir()}, std::move(sim_args), true})),
+        identity(tst::install_operator_rbac(*cluster_, AOP_SOURCE_DIR)),
+        io(4) {
     net::log::configure(net::log::Level::warn, net::log::Format::text);
     k8s::ApiClientOptions co;
     co.qps = 0;  // unlimited: tests count writes, they do not measure pacing
     co.user_agent = kOperatorAgent;
-    client = k8s::make_api_client(io.executor(), sim.client_config(), co);
+    client = k8s::make_api_client(io.executor(), identity.config, co);
     co.user_agent = kDriverAgent;
-    driver = k8s::make_api_client(io.executor(), sim.client_config(), co);
+    driver = k8s::make_api_client(io.executor(), cluster_->client_config(), co);
     for (auto* c : {client.get(), driver.get()}) {
       const auto d = io.run(c->discover());
       if (!d) throw std::runtime_error("API discovery failed: " + d.error().describe());
@@ -109,7 +124,24 @@ class AgentSim {
   ~AgentSim() {
     for (auto& m : modules_) io.run(m->stop(std::chrono::seconds(30)));
     if (informers) informers->stop();
+    objects_.clean_up();
+    EXPECT_EQ(forbidden_requests(), std::vector<std::string>{})
+        << "the operator was refused what deploy/'s RBAC does not grant";
     io.stop();
+  }
+
+  // The test cluster, and kube-sim's own interface (fault injection, admin endpoints)
+  // when that is the backend (nullptr otherwise).
+  tst::Cluster& cluster() { return *cluster_; }
+  tst::KubeSim* kube_sim() { return dynamic_cast<tst::KubeSim*>(cluster_.get()); }
+
+  // The operator's requests RBAC refused, as "verb resource in namespace ns".
+  std::vector<std::string> forbidden_requests() const {
+    std::vector<std::string> out;
+    for (const auto& r : cluster_->requests(kOperatorAgent)) {
+      if (r.denied) out.push_back(r.verb_and_resource() + " in namespace " + r.ns);
+    }
+    return out;
   }
   AgentSim(const AgentSim&) = delete;
   AgentSim& operator=(const AgentSim&) = delete;
@@ -158,10 +190,13 @@ class AgentSim {
   // ---- objects --------------------------------------------------------------------------
 
   json::value create(json::value obj) {
+    if (obj.at("kind").as_string() == "Namespace") return objects_.create(obj);
     auto r = io.run(driver->create(obj));
     EXPECT_TRUE(r.has_value()) << "create " << json::serialize(obj) << ": "
                                << (r ? std::string() : r.error().describe());
-    return r ? r.value() : json::value();
+    if (!r) return json::value();
+    objects_.note_created(r.value());
+    return r.value();
   }
   // Creates every document of a YAML stream.
   void create_yaml(std::string_view yaml) {
@@ -266,9 +301,14 @@ class AgentSim {
     return s != nullptr ? std::string(s->as_string()) : std::string("<none>");
   }
 
-  std::uint64_t operator_writes() const { return sim.writes_by(kOperatorAgent); }
+  std::uint64_t operator_writes() const { return cluster_->writes_by(kOperatorAgent); }
 
-  tst::KubeSim sim;
+ private:
+  std::unique_ptr<tst::Cluster> cluster_;
+  tst::TestObjects objects_{*cluster_};  // cleaned up after the modules stopped
+
+ public:
+  tst::OperatorIdentity identity;  // the operator's ServiceAccount and token
   tst::IoThreads io;
   std::unique_ptr<k8s::ApiClient> client;  // the operator's
   std::unique_ptr<k8s::ApiClient> driver;  // the test's
@@ -276,10 +316,6 @@ class AgentSim {
   RecordingEvents events;
 
  private:
-  static std::vector<std::string> with_crds(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--preload", crd_dir()});
-    return args;
-  }
   std::vector<std::unique_ptr<runtime::ControllerModule>> modules_;
 };
 

@@ -25,18 +25,66 @@ KubeletNode node(std::string name, std::vector<KubeletNode::Address> addresses) 
 
 const k8s::ObjectKey kTarget{"kube-system", "kubelet"};
 
+std::optional<std::string> address_of(const KubeletNode& n) {
+  auto a = kubelet_node_address(n);
+  EXPECT_TRUE(a.has_value()) << a.error().message;
+  return a ? a->ip : std::nullopt;
+}
+
 TEST(KubeletAddress, PrefersTheFirstInternalIPThenTheFirstExternalIP) {
-  EXPECT_EQ(kubelet_node_address(node("a", {{"ExternalIP", "1.1.1.1"},
-                                            {"Hostname", "a"},
-                                            {"InternalIP", "10.0.0.1"},
-                                            {"InternalIP", "10.0.0.2"}}))
-                .value(),
+  EXPECT_EQ(address_of(node("a", {{"ExternalIP", "1.1.1.1"},
+                                  {"Hostname", "a"},
+                                  {"InternalIP", "10.0.0.1"},
+                                  {"InternalIP", "10.0.0.2"}})),
             "10.0.0.1");
-  EXPECT_EQ(
-      kubelet_node_address(
-          node("b", {{"Hostname", "b"}, {"ExternalIP", "2.2.2.2"}, {"ExternalIP", "3.3.3.3"}}))
-          .value(),
-      "2.2.2.2");
+  EXPECT_EQ(address_of(node(
+                "b", {{"Hostname", "b"}, {"ExternalIP", "2.2.2.2"}, {"ExternalIP", "3.3.3.3"}})),
+            "2.2.2.2");
+}
+
+// kube-apiserver refuses these in an Endpoints (422 for the whole object): passed over,
+// with the reason, for the next InternalIP, then the first usable ExternalIP.
+TEST(KubeletAddress, AddressesTheApiServerRefusesArePassedOverWithTheirReason) {
+  auto a = kubelet_node_address(node("a", {{"InternalIP", "127.0.0.1"},
+                                           {"InternalIP", "fe80::1"},
+                                           {"ExternalIP", "0.0.0.0"},
+                                           {"ExternalIP", "192.0.2.1"},
+                                           {"InternalIP", "10.0.0.3"}}));
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->ip, "10.0.0.3");
+  ASSERT_EQ(a->refused.size(), 2u) << "the ExternalIPs are not looked at";
+  EXPECT_EQ(a->refused[0].address, "127.0.0.1");
+  EXPECT_EQ(a->refused[0].type, "InternalIP");
+  EXPECT_EQ(a->refused[0].node, "a");
+  EXPECT_EQ(a->refused[0].node_uid, "uid-a");
+  EXPECT_EQ(a->refused[0].reason, "may not be in the loopback range (127.0.0.0/8, ::1/128)");
+  EXPECT_EQ(a->refused[1].reason, "may not be in the link-local range (169.254.0.0/16, fe80::/10)");
+
+  auto b = kubelet_node_address(node("b", {{"InternalIP", "169.254.1.1"}, {"ExternalIP", "::"}}));
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->ip, std::nullopt) << "no usable address: the node is left out";
+  ASSERT_EQ(b->refused.size(), 2u);
+  EXPECT_EQ(b->refused[1].reason, "may not be unspecified (::)");
+}
+
+TEST(KubeletObjects, NodesWithRefusedAddressesAreLeftOutAndTheOthersListed) {
+  auto objs = kubelet_objects(kTarget, {node("ok", {{"InternalIP", "10.0.0.1"}}),
+                                        node("loop", {{"InternalIP", "127.0.0.2"}}),
+                                        node("mcast", {{"InternalIP", "ff02::fb"}}),
+                                        node("name", {{"InternalIP", "node.example"}})});
+  ASSERT_TRUE(objs.has_value()) << objs.error().message;
+  const auto& addresses = objs->endpoints.at("subsets").as_array().at(0).at("addresses").as_array();
+  ASSERT_EQ(addresses.size(), 1u);
+  EXPECT_EQ(addresses[0].at("ip").as_string(), "10.0.0.1");
+  ASSERT_EQ(objs->refused.size(), 3u);
+  EXPECT_EQ(objs->refused[1].reason,
+            "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)");
+  EXPECT_EQ(objs->refused[2].reason, "must be a valid IP address");
+
+  // Only refused nodes: an Endpoints without subsets, which the API server accepts.
+  auto none = kubelet_objects(kTarget, {node("loop", {{"InternalIP", "127.0.0.2"}})});
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->endpoints.at("subsets").as_array().empty());
 }
 
 TEST(KubeletAddress, NodeWithoutInternalOrExternalIPIsAnErrorNamingIt) {
@@ -133,7 +181,7 @@ status:
   EXPECT_EQ(n->name, "worker-1");
   EXPECT_EQ(n->uid, "1234");
   ASSERT_EQ(n->addresses.size(), 2U);
-  EXPECT_EQ(kubelet_node_address(*n).value(), "10.1.2.3");
+  EXPECT_EQ(address_of(*n), "10.1.2.3");
 }
 
 TEST(KubeletNodeDecode, ErrorsNameTheJsonPath) {

@@ -1108,7 +1108,9 @@ TEST(IntegrationsTranslation, EveryStaticGoldenInputPassesTheChecker) {
       }
     }
   }
-  EXPECT_GE(translated, 8U);
+  // (integrations-validation's over-long-volume-name blackbox is rejected by
+  // validate_integrations(), so it is not among them.)
+  EXPECT_GE(translated, 7U);
   // The static golden inputs exercise the static renderer, not valid exporter settings.
   std::sort(kept.begin(), kept.end());
   EXPECT_EQ(kept, (std::vector<std::string>{

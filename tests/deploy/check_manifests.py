@@ -29,37 +29,24 @@ STABLE_FLAGS = {
     "--metrics-bind-address", "--log-level", "--log-format",
 }
 
-# Every permission the operator needs, and nothing else: (apiGroup, resource) -> verbs.
-# Cluster-wide unless noted. Sources: spec section 5 (RBAC table; leases and events for
-# leader election, status and Events), the status subresource, the telegraf controller.
-RW = {"get", "list", "watch", "create", "update", "delete"}
-READ = {"get", "list", "watch"}
-EXPECTED_CLUSTER = {
-    ("monitoring.grafana.com", "grafanaagents"): READ,
-    ("monitoring.grafana.com", "metricsinstances"): READ,
-    ("monitoring.grafana.com", "logsinstances"): READ,
-    ("monitoring.grafana.com", "podlogs"): READ,
-    ("monitoring.grafana.com", "integrations"): READ,
-    ("monitoring.grafana.com", "grafanaagents/status"): {"update", "patch"},
-    ("monitoring.grafana.com", "grafanaagents/finalizers"): {"update"},
-    ("monitoring.coreos.com", "servicemonitors"): READ,
-    ("monitoring.coreos.com", "podmonitors"): READ,
-    ("monitoring.coreos.com", "probes"): READ,
-    ("argoproj.io", "applications"): READ,
-    ("", "namespaces"): READ,
-    ("", "nodes"): READ,
-    ("", "events"): {"create", "patch"},
-    ("", "services"): RW,
-    ("", "endpoints"): RW,
-    ("", "configmaps"): RW,
-    ("", "secrets"): RW,
-    ("apps", "statefulsets"): RW,
-    ("apps", "daemonsets"): RW,
-    ("apps", "deployments"): RW,
-}
-EXPECTED_NAMESPACED = {
-    ("coordination.k8s.io", "leases"): {"get", "create", "update"},
-}
+# Every permission the operator needs, and nothing else: (apiGroup, resource) -> verbs,
+# from tests/deploy/operator_requests.tsv, the list of the requests the operator's code
+# makes (which tests/app/rbac_sim_test.cpp checks against what it does on a server).
+def expected_grants(path):
+    cluster, namespaced = {}, {}
+    with open(path) as f:
+        for line in f:
+            if not line.strip() or line.startswith("#"):
+                continue
+            verb, resource, scope, _made, _where = line.rstrip("\n").split("\t")
+            group, _, res = resource.partition("/")
+            table = cluster if scope == "cluster" else namespaced
+            table.setdefault(("" if group == "core" else group, res), set()).add(verb)
+    return cluster, namespaced
+
+
+EXPECTED_CLUSTER, EXPECTED_NAMESPACED = expected_grants(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "operator_requests.tsv"))
 ALLOWED_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete"}
 
 

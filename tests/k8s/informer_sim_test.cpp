@@ -1,6 +1,8 @@
-// Informers against a running kube-sim: the cache stays equal to the server through
+// Informers against the test cluster: the cache stays equal to the server through
 // injected faults, deletes made while disconnected are observed, metadata-only and
-// streaming-list informers.
+// streaming-list informers. The cases that inject faults or size kube-sim's watch
+// history (or, streaming lists, need a server newer than the test kube-apiserver 1.24)
+// are InformerKubeSimOnly; InformerSim runs on both servers.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,6 +21,7 @@
 #include "k8s/informer_factory.hpp"
 #include "net/metrics.hpp"
 #include "tests/k8s/async_helpers.hpp"
+#include "tests/k8s/cluster.hpp"
 #include "tests/k8s/gate_client.hpp"
 #include "tests/k8s/sim_fixture.hpp"
 
@@ -232,7 +235,7 @@ asio::awaitable<void> mutate(ApiClient& client, std::uint64_t seed, int ops, int
 
 }  // namespace
 
-TEST(InformerSim, TenThousandObjectsStayEqualThroughFaults) {
+TEST(InformerKubeSimOnly, TenThousandObjectsStayEqualThroughFaults) {
   const std::string dir = temp_dir("aop-informer-sim");
   const std::string preload = write_preload(dir, 10000);
   tst::KubeSim sim({"--preload", preload, "--watch-history", "2000", "--bookmark-interval", "1s",
@@ -383,31 +386,34 @@ void deletes_while_disconnected(int history, int modifications) {
 
 }  // namespace
 
-TEST(InformerSim, DeletesWhileDisconnectedAreObservedOnResume) {
+TEST(InformerKubeSimOnly, DeletesWhileDisconnectedAreObservedOnResume) {
   // The watch history still covers the outage: resuming replays the DELETED events.
   deletes_while_disconnected(10000, 100);
 }
 
-TEST(InformerSim, DeletesWhileDisconnectedAreObservedOnRelist) {
+TEST(InformerKubeSimOnly, DeletesWhileDisconnectedAreObservedOnRelist) {
   // More changes than the history keeps: resuming gets 410 Gone, and the relist's
   // atomic replace reports the deletions.
   deletes_while_disconnected(50, 300);
 }
 
 TEST(InformerSim, MetadataOnlyInformerKeepsNoData) {
-  tst::KubeSim sim;
+  auto cluster = tst::start_cluster();
+  tst::TestObjects objects(*cluster);
+  const std::string ns = objects.test_namespace("informer");
   tst::IoThreads io(2);
-  auto client = make_api_client(io.executor(), sim.client_config(), fast_client("informer"));
+  auto client = make_api_client(io.executor(), cluster->client_config(), fast_client("informer"));
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(io.run(client->create(json::object{{"apiVersion", "v1"},
                                                    {"kind", "Secret"},
                                                    {"metadata",
                                                     {{"name", "s" + std::to_string(i)},
-                                                     {"namespace", "default"},
+                                                     {"namespace", ns},
                                                      {"labels", {{"team", i % 2 ? "a" : "b"}}}}},
                                                    {"data", {{"password", "c2VjcmV0LXZhbHVl"}}}})));
   }
   auto options = fast_informer(kSecret);
+  options.ns = ns;
   options.transform.metadata_only = true;
   options.label_selector = "team=a";
   auto informer = make_informer(io.executor(), *client, options);
@@ -421,20 +427,20 @@ TEST(InformerSim, MetadataOnlyInformerKeepsNoData) {
   }
   // Later changes arrive by metadata-only watch, and a referenced Secret is fetched
   // whole on demand.
-  ASSERT_TRUE(io.run(client->patch(kSecret, {"default", "s1"}, PatchType::merge,
+  ASSERT_TRUE(io.run(client->patch(kSecret, {ns, "s1"}, PatchType::merge,
                                    json::parse(R"({"metadata":{"labels":{"extra":"yes"}}})"))));
   EXPECT_TRUE(tst::wait_until([&] {
-    auto s = informer->store().get({"default", "s1"});
+    auto s = informer->store().get({ns, "s1"});
     return s && s->label("extra") == "yes";
   }));
-  EXPECT_FALSE(informer->store().get({"default", "s1"})->at({"data"}).has_value());
-  auto full = io.run(client->get(kSecret, {"default", "s1"}));
+  EXPECT_FALSE(informer->store().get({ns, "s1"})->at({"data"}).has_value());
+  auto full = io.run(client->get(kSecret, {ns, "s1"}));
   ASSERT_TRUE(full);
   EXPECT_EQ(full->at("data").at("password"), "c2VjcmV0LXZhbHVl");
   informer->stop();
 }
 
-TEST(InformerSim, StreamingListFillsTheCacheWithoutAList) {
+TEST(InformerKubeSimOnly, StreamingListFillsTheCacheWithoutAList) {
   const std::string dir = temp_dir("aop-informer-stream");
   const std::string preload = write_preload(dir, 300);
   tst::KubeSim sim({"--preload", preload});

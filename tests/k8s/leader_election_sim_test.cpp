@@ -1,6 +1,7 @@
-// Leader election against kube-sim: three contenders, each with its own client and
-// User-Agent (kube-sim records the writer of every write), and a "controller" per
-// contender that writes only while its elector says it leads.
+// Leader election against the test cluster (kube-sim, and the real kube-apiserver in the
+// integration-real run): three contenders, each with its own client and User-Agent (the
+// server records the writer of every write), and a "controller" per contender that
+// writes only while its elector says it leads.
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -16,8 +17,8 @@
 #include "k8s/api_client.hpp"
 #include "k8s/leader_election.hpp"
 #include "tests/k8s/async_helpers.hpp"
+#include "tests/k8s/cluster.hpp"
 #include "tests/k8s/gate_client.hpp"
-#include "tests/k8s/sim_fixture.hpp"
 
 namespace json = boost::json;
 namespace asio = boost::asio;
@@ -58,6 +59,7 @@ struct EventLog {
 
 struct Contender {
   std::string id;
+  std::string ns;  // of the shared ConfigMap "work" and the Lease
   std::unique_ptr<ApiClient> client;
   std::unique_ptr<tst::GateClient> gate;
   std::unique_ptr<LeaderElector> elector;
@@ -80,7 +82,7 @@ asio::awaitable<void> controller(Contender& c) {
       patch["data"] = std::move(data);
       // (Named, not a braced temporary: GCC 12 destroys braced temporaries in a co_await
       // expression twice.)
-      const ObjectKey key{"default", "work"};
+      const ObjectKey key{c.ns, "work"};
       co_await c.gate->patch(kConfigMap, key, PatchType::merge, patch, false);
     }
     asio::steady_timer t(ex, 20ms);
@@ -92,21 +94,23 @@ asio::awaitable<void> controller(Contender& c) {
 class LeaderElectionSim : public ::testing::Test {
  protected:
   LeaderElectionSim() {
-    auto setup = make_api_client(io.executor(), sim.client_config(), {});
+    auto setup = make_api_client(io.executor(), cluster->client_config(), {});
     json::value cm = json::parse(
-        R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"work","namespace":"default"}})");
+        R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"work","namespace":")" + ns +
+        R"("}})");
     EXPECT_TRUE(io.run(setup->create(cm)));
     for (int i = 0; i < 3; ++i) {
       auto c = std::make_unique<Contender>();
       c->id = "contender-" + std::to_string(i);
+      c->ns = ns;
       ApiClientOptions o;
-      o.user_agent = c->id;  // kube-sim counts writes by User-Agent
+      o.user_agent = c->id;  // the server counts writes by User-Agent
       o.qps = 0;
       o.request_timeout = 2s;
-      c->client = make_api_client(io.executor(), sim.client_config(), o);
+      c->client = make_api_client(io.executor(), cluster->client_config(), o);
       c->gate = std::make_unique<tst::GateClient>(*c->client);
       LeaderElectionConfig config;
-      config.lease_namespace = "default";
+      config.lease_namespace = ns;
       config.lease_name = "agent-operator";
       config.identity = c->id;
       config.lease_duration = kLeaseDuration;
@@ -152,10 +156,10 @@ class LeaderElectionSim : public ::testing::Test {
   // Waits until `who` has made `more` further writes, checking at every poll that there
   // is never more than one leader. Progress-based: no fixed waiting time.
   void run_for_writes(Contender& who, std::uint64_t more, int& max_leaders) {
-    const auto target = sim.writes_by(who.id) + more;
+    const auto target = cluster->writes_by(who.id) + more;
     EXPECT_TRUE(tst::wait_until([&] {
       max_leaders = std::max(max_leaders, leaders());
-      return sim.writes_by(who.id) >= target;
+      return cluster->writes_by(who.id) >= target;
     })) << who.id
         << " did not keep writing";
   }
@@ -165,7 +169,9 @@ class LeaderElectionSim : public ::testing::Test {
     EXPECT_TRUE(tst::wait_until([&] { return c.controller_done.load(); }));
   }
 
-  tst::KubeSim sim;
+  std::unique_ptr<tst::Cluster> cluster = tst::start_cluster();
+  tst::TestObjects objects{*cluster};
+  const std::string ns = objects.test_namespace("le");
   tst::IoThreads io{2};
   EventLog log;
   std::vector<std::unique_ptr<Contender>> contenders;
@@ -184,7 +190,7 @@ TEST_F(LeaderElectionSim, ElectsExactlyOneAndFailsOverWhenTheLeaderStops) {
   // while the leader renewed 30 times.
   for (const auto& c : contenders) {
     if (c.get() == first) continue;
-    EXPECT_LE(sim.writes_by(c->id), 1u) << c->id << " wrote without leading";
+    EXPECT_LE(cluster->writes_by(c->id), 1u) << c->id << " wrote without leading";
   }
 
   // The leader dies without releasing the lease: its process stops renewing.
@@ -243,11 +249,11 @@ TEST_F(LeaderElectionSim, APartitionedLeaderStepsDownAndMakesNoFurtherWrites) {
 
   // The partition heals; the deposed leader must not write again.
   old_leader->gate->set(tst::GateClient::Mode::open);
-  const auto writes_after_heal = sim.writes_by(old_leader->id);
+  const auto writes_after_heal = cluster->writes_by(old_leader->id);
   max_leaders = 0;
   run_for_writes(*new_leader, 40, max_leaders);
   EXPECT_EQ(max_leaders, 1);
   EXPECT_FALSE(old_leader->leads());
-  EXPECT_EQ(sim.writes_by(old_leader->id), writes_after_heal)
+  EXPECT_EQ(cluster->writes_by(old_leader->id), writes_after_heal)
       << "the deposed leader wrote after losing the lease";
 }

@@ -1,8 +1,9 @@
-// The runtime end to end against kube-sim, with the example controller
+// The runtime end to end against the test cluster (kube-sim, and the real kube-apiserver
+// in the integration-real run), with the example controller
 // (example_controller.hpp) on real informers, the work queue, the dependency index and
 // the apply engine:
 //   * 1,000 roots are reconciled and their objects created;
-//   * a resync with nothing changed makes ZERO writes (kube-sim counts them);
+//   * a resync with nothing changed makes ZERO writes (the server counts them);
 //   * changing one dependency reconciles exactly the roots that depend on it, and
 //     relabelling it reconciles the roots it leaves and the roots it joins;
 //   * an owned object deleted by hand is recreated;
@@ -20,7 +21,7 @@
 #include "reconcile/runtime/controller.hpp"
 #include "reconcile/runtime/object_cache.hpp"
 #include "tests/k8s/async_helpers.hpp"
-#include "tests/k8s/sim_fixture.hpp"
+#include "tests/k8s/cluster.hpp"
 #include "tests/runtime/example_controller.hpp"
 
 namespace aop::runtime {
@@ -90,12 +91,12 @@ k8s::InformerOptions informer_options(k8s::GroupVersionKind gvk, std::string sel
 
 class RuntimeSimTest : public ::testing::Test {
  public:
-  RuntimeSimTest() : sim({"--preload", write_preload()}), io(4) {
+  RuntimeSimTest() : cluster(tst::start_cluster({{write_preload()}})), io(4) {
     net::log::configure(net::log::Level::warn, net::log::Format::text);  // 2,000 "created" lines
     k8s::ApiClientOptions co;
     co.user_agent = kUserAgent;
     co.qps = 0;  // unlimited: the test measures writes, not pacing
-    client = k8s::make_api_client(io.executor(), sim.client_config(), co);
+    client = k8s::make_api_client(io.executor(), cluster->client_config(), co);
     roots =
         k8s::make_informer(io.executor(), *client, informer_options(configmap_gvk(), "role=root"));
     deps =
@@ -166,7 +167,7 @@ class RuntimeSimTest : public ::testing::Test {
 
   // The server's Secret, or null.
   json::value server_secret(const std::string& ns, const std::string& name) {
-    const auto r = sim.request("GET", "/api/v1/namespaces/" + ns + "/secrets/" + name);
+    const auto r = cluster->request("GET", "/api/v1/namespaces/" + ns + "/secrets/" + name);
     if (r.status == 404) return nullptr;
     EXPECT_EQ(r.status, 200) << r.body;
     return json::parse(r.body);
@@ -179,8 +180,8 @@ class RuntimeSimTest : public ::testing::Test {
   }
 
   void patch_configmap(const std::string& ns, const std::string& name, const json::object& patch) {
-    const auto r = sim.request("PATCH", "/api/v1/namespaces/" + ns + "/configmaps/" + name,
-                               json::serialize(patch), "application/merge-patch+json");
+    const auto r = cluster->request("PATCH", "/api/v1/namespaces/" + ns + "/configmaps/" + name,
+                                    json::serialize(patch), "application/merge-patch+json");
     ASSERT_EQ(r.status, 200) << r.body;
   }
 
@@ -201,7 +202,7 @@ class RuntimeSimTest : public ::testing::Test {
     }
   }
 
-  tst::KubeSim sim;
+  std::unique_ptr<tst::Cluster> cluster;
   tst::IoThreads io;
   std::unique_ptr<k8s::ApiClient> client;
   std::unique_ptr<k8s::Informer> roots, deps, owned;
@@ -223,11 +224,11 @@ TEST_F(RuntimeSimTest, ReconcilesAThousandRootsAndAnUnchangedResyncWritesNothing
       [&] { return owned->store().size() == expected_owned && queue_idle(); }, 120s))
       << "owned objects cached: " << owned->store().size();
   for (int i = 0; i < kRoots; ++i) ASSERT_GE(example->reconciles(root_key(i)), 1) << i;
-  EXPECT_EQ(sim.writes_by(kUserAgent), expected_owned);
+  EXPECT_EQ(cluster->writes_by(kUserAgent), expected_owned);
   EXPECT_EQ(out_value(42), "v1-2-" + std::to_string((42 / kNamespaces) % kGroups) + ";");
 
   // 2. A resync with nothing changed: every root reconciled again, zero writes.
-  const auto writes_before = sim.writes_by(kUserAgent);
+  const auto writes_before = cluster->writes_by(kUserAgent);
   const auto before = example->snapshot();
   controller->resync_now();
   ASSERT_TRUE(tst::wait_until(
@@ -238,12 +239,12 @@ TEST_F(RuntimeSimTest, ReconcilesAThousandRootsAndAnUnchangedResyncWritesNothing
         return queue_idle();
       },
       120s));
-  EXPECT_EQ(sim.writes_by(kUserAgent), writes_before) << "a no-op resync wrote";
+  EXPECT_EQ(cluster->writes_by(kUserAgent), writes_before) << "a no-op resync wrote";
 
   // 3. One dependency changes: exactly its 5 roots reconcile, and only their objects change.
   {
     const auto counts = example->snapshot();
-    const auto w0 = sim.writes_by(kUserAgent);
+    const auto w0 = cluster->writes_by(kUserAgent);
     patch_configmap("ns-3", "dep-g7", json::object{{"data", json::object{{"value", "v2"}}}});
     std::set<std::string> expected;
     for (int i = 0; i < kRoots; ++i) {
@@ -251,7 +252,7 @@ TEST_F(RuntimeSimTest, ReconcilesAThousandRootsAndAnUnchangedResyncWritesNothing
     }
     ASSERT_EQ(expected.size(), 5u);
     expect_reconciled_exactly(counts, expected);
-    EXPECT_EQ(sim.writes_by(kUserAgent), w0 + 5);
+    EXPECT_EQ(cluster->writes_by(kUserAgent), w0 + 5);
     EXPECT_EQ(out_value(73), "v2;");  // root-73: ns-3, g7
   }
 
@@ -276,7 +277,7 @@ TEST_F(RuntimeSimTest, ReconcilesAThousandRootsAndAnUnchangedResyncWritesNothing
 
   // 5. An owned object deleted by hand is recreated.
   {
-    const auto r = sim.request("DELETE", "/api/v1/namespaces/ns-7/secrets/root-17-out");
+    const auto r = cluster->request("DELETE", "/api/v1/namespaces/ns-7/secrets/root-17-out");
     ASSERT_EQ(r.status, 200) << r.body;
     ASSERT_TRUE(tst::wait_until([&] { return !server_secret("ns-7", "root-17-out").is_null(); }))
         << "not recreated";
@@ -294,11 +295,11 @@ TEST_F(RuntimeSimTest, ReconcilesAThousandRootsAndAnUnchangedResyncWritesNothing
   // 7. And after all that, another unchanged resync still writes nothing.
   ASSERT_TRUE(
       tst::wait_until([&] { return owned->store().size() == expected_owned - 1 && queue_idle(); }));
-  const auto w1 = sim.writes_by(kUserAgent);
+  const auto w1 = cluster->writes_by(kUserAgent);
   const auto c1 = example->total();
   controller->resync_now();
   ASSERT_TRUE(tst::wait_until([&] { return example->total() >= c1 + kRoots && queue_idle(); }));
-  EXPECT_EQ(sim.writes_by(kUserAgent), w1);
+  EXPECT_EQ(cluster->writes_by(kUserAgent), w1);
 }
 
 }  // namespace

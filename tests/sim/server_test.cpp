@@ -203,5 +203,58 @@ TEST_F(ServerTest, LatencyFaultDelaysTheResponse) {
   });
 }
 
+// SIGTERM (stop()) as kube-apiserver handles it: new connections are refused at once,
+// an open watch keeps receiving events for the grace period and then ends cleanly.
+TEST_F(ServerTest, OnStopOpenWatchesAreServedForTheGraceThenEnd) {
+  SimServerOptions o;
+  o.shutdown_grace = std::chrono::seconds(1);
+  auto sim = start(o);
+  auto c = client(*sim);
+  auto fresh = client(*sim);
+  bool done = false;
+  bool stopped = false;
+  std::exception_ptr error;
+  asio::co_spawn(
+      io_,
+      [&]() -> awaitable<void> {
+        auto stream = co_await c->open_stream(
+            req(net::Method::get, "/api/v1/namespaces/default/configmaps?watch=1"));
+        EXPECT_TRUE(stream);
+        if (!stream) co_return;
+        asio::co_spawn(
+            io_,
+            [&]() -> awaitable<void> {
+              co_await sim->stop();
+              stopped = true;
+            },
+            asio::detached);
+        // Stopping: a new connection is refused ...
+        auto refused = co_await fresh->request(req(net::Method::get, "/api/v1/namespaces"));
+        EXPECT_FALSE(refused) << "a new connection was served after stop()";
+        // ... while the open watch still gets events (a write made in the process, as one
+        // on a connection that was open already).
+        auto late = json::parse(cm("late"));
+        late.as_object()["metadata"].as_object()["namespace"] = "default";
+        EXPECT_TRUE(sim->api().create_object(std::move(late), "test"));
+        bool ended = false;
+        auto events = co_await read_events(**stream, 1, ended);
+        EXPECT_EQ(events.size(), 1u);
+        if (!events.empty()) {
+          EXPECT_EQ(events[0].at("object").at("metadata").at("name"), "late");
+        }
+        EXPECT_FALSE(stopped) << "stop() completed with a watch still open";
+        // After the grace the stream ends cleanly, and stop() completes.
+        events = co_await read_events(**stream, 1, ended);
+        EXPECT_TRUE(ended);
+        EXPECT_TRUE(events.empty());
+        done = true;
+      },
+      [&](std::exception_ptr e) { error = e; });
+  io_.run_for(std::chrono::seconds(60));
+  if (error) std::rethrow_exception(error);
+  EXPECT_TRUE(done) << "the test body did not finish in time";
+  EXPECT_TRUE(stopped);
+}
+
 }  // namespace
 }  // namespace aop::sim

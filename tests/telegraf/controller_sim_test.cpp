@@ -1,4 +1,5 @@
-// The telegraf controller end to end against kube-sim (issue 8, "Done when"):
+// The telegraf controller end to end against the test cluster (kube-sim, and the real
+// kube-apiserver in the integration-real run):
 //   * annotating a Namespace creates the ConfigMap, the token Secret and the Deployment;
 //   * editing the annotation changes the ConfigMap and the pod-template hash;
 //   * the same endpoints re-applied make no write;
@@ -29,23 +30,6 @@ std::string token_secret_yaml(const std::string& token) {
          k8s::base64_encode(token) + "\n";
 }
 
-json::value application_crd() {
-  return json::parse(R"({
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "applications.argoproj.io"},
-    "spec": {
-      "group": "argoproj.io",
-      "scope": "Namespaced",
-      "names": {"plural": "applications", "singular": "application", "kind": "Application",
-                "listKind": "ApplicationList", "shortNames": ["app"]},
-      "versions": [{"name": "v1alpha1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object",
-                                                   "x-kubernetes-preserve-unknown-fields": true}}}]
-    }
-  })");
-}
-
 json::object application(const std::string& name, const std::string& destination,
                          const std::string& annotation) {
   return json::object{
@@ -73,12 +57,11 @@ std::string applications_path(std::string_view name = {}) {
 
 TEST(TelegrafSimTest, NamespaceAnnotationDrivesTelegrafAndAnUnchangedAnnotationWritesNothing) {
   HarnessOptions ho;
-  ho.sim_args = {"--preload",
-                 write_preload("ns",
-                               "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app-a\n"
-                               "---\napiVersion: v1\nkind: Namespace\nmetadata:\n"
-                               "  name: operator\n---\n" +
-                                   token_secret_yaml(kToken))};
+  ho.objects =
+      "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app-a\n"
+      "---\napiVersion: v1\nkind: Namespace\nmetadata:\n"
+      "  name: operator\n---\n" +
+      token_secret_yaml(kToken);
   ho.options.token_secret = SecretKeyRef{"operator", "influxdb-token", "token"};
   Harness h(std::move(ho));
   h.start();
@@ -230,7 +213,7 @@ TEST(TelegrafSimTest, NamespaceAnnotationDrivesTelegrafAndAnUnchangedAnnotationW
 
 TEST(TelegrafSimTest, ApplicationsMergeMoveAndAreFoundWhenTheCrdArrivesAfterStartUp) {
   HarnessOptions ho;
-  ho.sim_args = {"--preload", write_preload("apps", R"(apiVersion: v1
+  ho.objects = R"(apiVersion: v1
 kind: Namespace
 metadata:
   name: app-b
@@ -244,7 +227,7 @@ apiVersion: v1
 kind: Namespace
 metadata:
   name: argocd
-)")};
+)";
   ho.settings.application_discovery_period = 100ms;  // the default is 30 s
   Harness h(std::move(ho));
   h.start();
@@ -256,7 +239,7 @@ metadata:
   EXPECT_TRUE(h.secret("app-b").is_null()) << "no token Secret is configured";
 
   // The CRD is installed: the controller starts watching Applications, no restart.
-  h.send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", application_crd(), 201);
+  h.install_application_crd();
   ASSERT_TRUE(tst::wait_until([&] {
     return h.module->watching_applications() && h.module->not_ready_reason().empty();
   })) << "the Application CRD was not picked up: "
@@ -326,14 +309,14 @@ metadata:
 
 TEST(TelegrafSimTest, ApplicationsWithoutDestinationAreReportedBeforeAndAfterTheStart) {
   HarnessOptions ho;
-  ho.sim_args = {"--preload", write_preload("nodest", R"(apiVersion: v1
+  ho.objects = R"(apiVersion: v1
 kind: Namespace
 metadata:
   name: argocd
-)")};
+)";
   ho.settings.application_discovery_period = 100ms;
   Harness h(std::move(ho));
-  h.send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", application_crd(), 201);
+  h.install_application_crd();
   h.send("POST", applications_path(), application("early", "", "- web: \"http://web/metrics\"\n"),
          201);
   // Caches (Applications included) filled before reconciling starts: the Application's
@@ -357,7 +340,7 @@ metadata:
 
 TEST(TelegrafSimTest, ARestartedControllerWritesNothingAndCleansUpWhatChangedWhileItWasDown) {
   HarnessOptions ho;
-  ho.sim_args = {"--preload", write_preload("restart", R"(apiVersion: v1
+  ho.objects = R"(apiVersion: v1
 kind: Namespace
 metadata:
   name: keep
@@ -370,7 +353,7 @@ metadata:
   name: drop
   annotations:
     telegraf.influxdata.com/rubin-telegraf-operator: "- web: http://web.drop.svc/metrics"
-)")};
+)";
   Harness h(std::move(ho));
   h.start();
   ASSERT_TRUE(tst::wait_until(
@@ -399,7 +382,7 @@ metadata:
 
 TEST(TelegrafSimTest, NothingIsWrittenUntilTheTokenSecretExistsAndReconcilingCanPauseAndResume) {
   HarnessOptions ho;
-  ho.sim_args = {"--preload", write_preload("token", R"(apiVersion: v1
+  ho.objects = R"(apiVersion: v1
 kind: Namespace
 metadata:
   name: app-c
@@ -408,7 +391,7 @@ apiVersion: v1
 kind: Namespace
 metadata:
   name: operator
-)")};
+)";
   ho.options.token_secret = SecretKeyRef{"operator", "influxdb-token", "token"};
   Harness h(std::move(ho));
   h.start();

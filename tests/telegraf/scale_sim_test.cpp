@@ -22,10 +22,19 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/k8s/sim_fixture.hpp"
 #include "tests/telegraf/sim_harness.hpp"
 
 namespace aop::telegraf::testing {
 namespace {
+
+// Writes a file for kube-sim's --preload (YAML documents) in gtest's temporary directory.
+std::string write_preload(const std::string& name, const std::string& yaml) {
+  const std::string path =
+      ::testing::TempDir() + "telegraf-" + std::to_string(::getpid()) + "-" + name + ".yaml";
+  std::ofstream(path) << yaml;
+  return path;
+}
 
 using namespace std::chrono_literals;
 
@@ -115,7 +124,7 @@ TEST(TelegrafScaleSimTest,
   // Cold: every namespace gets its ConfigMap, Secret and Deployment; one create each.
   const auto cold_start = std::chrono::steady_clock::now();
   const double cold_cpu = own_cpu_seconds();
-  const double cold_sim_cpu = process_cpu_seconds(h.sim.pid());
+  const double cold_sim_cpu = process_cpu_seconds(tst::require_kube_sim(*h.cluster).pid());
   h.module->start_reconciling();
   ASSERT_TRUE(tst::wait_until(
       [&] {
@@ -127,7 +136,8 @@ TEST(TelegrafScaleSimTest,
   const double cold_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - cold_start).count();
   const double cold_cpu_s = own_cpu_seconds() - cold_cpu;
-  const double cold_sim_cpu_s = process_cpu_seconds(h.sim.pid()) - cold_sim_cpu;
+  const double cold_sim_cpu_s =
+      process_cpu_seconds(tst::require_kube_sim(*h.cluster).pid()) - cold_sim_cpu;
   const auto cold_writes = h.controller_writes();
   EXPECT_EQ(cold_writes, static_cast<std::uint64_t>(3 * n));
   EXPECT_EQ(h.module->stats().endpoints, static_cast<std::size_t>(n * kEndpoints));
@@ -141,7 +151,7 @@ TEST(TelegrafScaleSimTest,
   const auto reconciles = h.module->stats().reconciles;
   const auto resync_start = std::chrono::steady_clock::now();
   const double resync_cpu = own_cpu_seconds();
-  const double resync_sim_cpu = process_cpu_seconds(h.sim.pid());
+  const double resync_sim_cpu = process_cpu_seconds(tst::require_kube_sim(*h.cluster).pid());
   h.module->resync_now();
   ASSERT_TRUE(tst::wait_until(
       [&] {
@@ -157,8 +167,8 @@ TEST(TelegrafScaleSimTest,
   }
   std::cout << "[ figures  ] unchanged resync of " << n << " namespaces: " << resync_s
             << " s wall, " << own_cpu_seconds() - resync_cpu << " s CPU in the controller, "
-            << process_cpu_seconds(h.sim.pid()) - resync_sim_cpu << " s CPU in kube-sim, "
-            << (h.controller_writes() - cold_writes) << " writes\n";
+            << process_cpu_seconds(tst::require_kube_sim(*h.cluster).pid()) - resync_sim_cpu
+            << " s CPU in kube-sim, " << (h.controller_writes() - cold_writes) << " writes\n";
 }
 
 }  // namespace

@@ -1,14 +1,14 @@
-// The telegraf controller against kube-sim, wired the way app/ wires it: a real
-// ApiClient on the kubeconfig kube-sim writes, a shared InformerFactory, an
-// EventRecorder, and the module driven through its life cycle (construct, caches sync,
-// start_reconciling, stop). Writes are counted by kube-sim per User-Agent: the
-// controller's client has its own, the Event recorder another, the test's requests a
-// third, so "no write" means no write by the controller.
+// The telegraf controller against the test cluster (tests/k8s/cluster.hpp: kube-sim, and
+// the real kube-apiserver in telegraf_sim_test.kube-apiserver), wired the way app/ wires
+// it: a real ApiClient on the token of deploy/'s ServiceAccount, a shared
+// InformerFactory, an EventRecorder, and the module driven through its life cycle
+// (construct, caches sync, start_reconciling, stop). Writes are counted by the server per
+// User-Agent: the controller's client has its own, the Event recorder another, the
+// test's requests a third, so "no write" means no write by the controller. Every harness
+// starts without the Application CRD; what a test creates is cleaned up after it
+// (tst::TestObjects) so that the tests of a process can share the real control plane.
 #pragma once
 
-#include <unistd.h>
-
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,7 +22,8 @@
 #include "net/metrics.hpp"
 #include "reconcile/telegraf/controller.hpp"
 #include "tests/k8s/async_helpers.hpp"
-#include "tests/k8s/sim_fixture.hpp"
+#include "tests/k8s/cluster.hpp"
+#include "tests/k8s/operator_rbac.hpp"
 #include "tests/telegraf/counting_event_recorder.hpp"
 
 namespace aop::telegraf::testing {
@@ -33,7 +34,12 @@ namespace tst = aop::testing;
 inline constexpr const char* kControllerAgent = "telegraf-controller-test";
 inline constexpr const char* kEventsAgent = "telegraf-events-test";
 
+inline const std::string kApplicationCrd = "applications.argoproj.io";
+
 struct HarnessOptions {
+  // Objects (YAML documents) that exist before the controller starts.
+  std::string objects;
+  // Extra kube-sim flags (kube-sim only; the scale test preloads with them).
   std::vector<std::string> sim_args;
   TelegrafOptions options;
   TelegrafModuleSettings settings;
@@ -44,14 +50,20 @@ struct HarnessOptions {
 class Harness {
  public:
   explicit Harness(HarnessOptions h)
-      : sim(std::move(h.sim_args)), io(h.io_threads), setup(std::move(h)) {
+      : cluster(tst::start_cluster({{}, h.sim_args, true})),
+        objects(*cluster),
+        identity(tst::install_operator_rbac(*cluster, AOP_SOURCE_DIR)),
+        io(h.io_threads),
+        setup(std::move(h)) {
+    remove_application_crd();
+    objects.create_yaml(setup.objects);
     k8s::ApiClientOptions co;
     co.user_agent = kControllerAgent;
     co.qps = 0;  // unlimited: the tests count writes, they do not measure pacing
-    client = k8s::make_api_client(io.executor(), sim.client_config(), co);
+    client = k8s::make_api_client(io.executor(), identity.config, co);
     k8s::ApiClientOptions eo = co;
     eo.user_agent = kEventsAgent;
-    events_client = k8s::make_api_client(io.executor(), sim.client_config(), eo);
+    events_client = k8s::make_api_client(io.executor(), identity.config, eo);
     k8s::EventRecorderOptions ro;
     ro.component = "rubin-telegraf-operator";
     events = std::make_unique<CountingEventRecorder>(
@@ -90,6 +102,34 @@ class Harness {
     if (module) io.run(module->stop(std::chrono::seconds(30)));
     if (factory) factory->stop();
     io.stop();
+    objects.clean_up();
+  }
+
+  // The Application CRD, created (kube-sim: preloaded by no one; the real server: deleted
+  // by an earlier test's harness), and waited for until served.
+  void install_application_crd() {
+    send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", application_crd(), 201);
+    ASSERT_TRUE(tst::wait_until([&] {
+      return cluster->request("GET", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications")
+                 .status == 200;
+    })) << "the Application CRD was not served";
+  }
+
+  static boost::json::value application_crd() {
+    return json::parse(R"({
+      "apiVersion": "apiextensions.k8s.io/v1",
+      "kind": "CustomResourceDefinition",
+      "metadata": {"name": "applications.argoproj.io"},
+      "spec": {
+        "group": "argoproj.io",
+        "scope": "Namespaced",
+        "names": {"plural": "applications", "singular": "application", "kind": "Application",
+                  "listKind": "ApplicationList", "shortNames": ["app"]},
+        "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                      "schema": {"openAPIV3Schema": {"type": "object",
+                                                     "x-kubernetes-preserve-unknown-fields": true}}}]
+      }
+    })");
   }
 
   // Caches start, the module reports ready, then reconciles (what app/ does).
@@ -104,7 +144,7 @@ class Harness {
   // --- the test's own view of the server (User-Agent kube-sim-fixture) ----------------
 
   json::value get(const std::string& path) const {
-    const auto r = sim.request("GET", path);
+    const auto r = cluster->request("GET", path);
     if (r.status == 404) return nullptr;
     EXPECT_EQ(r.status, 200) << path << ": " << r.body;
     return json::parse(r.body);
@@ -145,7 +185,7 @@ class Harness {
 
   void send(std::string_view method, const std::string& path, const json::value& body,
             int expect_status, std::string_view content_type = "application/json") const {
-    const auto r = sim.request(method, path, json::serialize(body), content_type);
+    const auto r = cluster->request(method, path, json::serialize(body), content_type);
     ASSERT_EQ(r.status, expect_status) << method << " " << path << ": " << r.body;
   }
   void merge_patch(const std::string& path, const json::value& patch) const {
@@ -159,10 +199,16 @@ class Harness {
         json::object{{"metadata", json::object{{"annotations", json::object{{key, value}}}}}});
   }
 
-  std::uint64_t controller_writes() const { return sim.writes_by(kControllerAgent); }
-  // The controller's writes as kube-sim logged them (verb, resource, name), for messages.
+  std::uint64_t controller_writes() const { return cluster->writes_by(kControllerAgent); }
+  // The controller's writes as the server recorded them, for messages.
   std::string controller_write_log() const {
-    return sim.request("GET", std::string("/admin/writes?user_agent=") + kControllerAgent).body;
+    std::string out;
+    for (const auto& r : cluster->requests(kControllerAgent)) {
+      if (tst::is_write_verb(r.verb)) {
+        out += r.verb_and_resource() + " in " + r.ns + ": " + std::to_string(r.code) + "\n";
+      }
+    }
+    return out;
   }
 
   // Waits until the controller's queue has nothing queued, delayed or in flight.
@@ -187,7 +233,21 @@ class Harness {
     return out;
   }
 
-  tst::KubeSim sim;
+  // On a server shared with earlier tests: no Application CRD (deleted and waited for).
+  void remove_application_crd() {
+    if (cluster->is_kube_sim()) return;
+    const std::string path =
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + kApplicationCrd;
+    if (cluster->request("DELETE", path).status == 404) return;
+    EXPECT_TRUE(tst::wait_until([&] {
+      return cluster->request("GET", path).status == 404 &&
+             cluster->request("GET", "/apis/argoproj.io/v1alpha1").status == 404;
+    })) << "the Application CRD of an earlier test was not deleted";
+  }
+
+  std::unique_ptr<tst::Cluster> cluster;
+  tst::TestObjects objects;
+  tst::OperatorIdentity identity;
   tst::IoThreads io;
   HarnessOptions setup;
   std::unique_ptr<k8s::ApiClient> client;
@@ -197,13 +257,5 @@ class Harness {
   net::metrics::Registry registry;
   std::unique_ptr<TelegrafController> module;
 };
-
-// Writes a file for kube-sim's --preload (YAML documents) in gtest's temporary directory.
-inline std::string write_preload(const std::string& name, const std::string& yaml) {
-  const std::string path =
-      ::testing::TempDir() + "telegraf-" + std::to_string(::getpid()) + "-" + name + ".yaml";
-  std::ofstream(path) << yaml;
-  return path;
-}
 
 }  // namespace aop::telegraf::testing

@@ -221,6 +221,7 @@ ApiServer::ApiServer(ServerOptions options)
       faults_(
           std::make_shared<Faults>(options_.seed == 0 ? std::random_device{}() : options_.seed)),
       rng_(options_.seed == 0 ? std::random_device{}() : options_.seed + 1) {
+  if (!options_.token.empty()) auth_.set_admin_token(options_.token);
   for (const auto& t : registry_.all()) store_.ensure(t);
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     json::object o{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
@@ -286,8 +287,27 @@ Response ApiServer::handle(const Request& req) {
     r.body.push_back(piece_static("ok"));
     return r;
   }
-  if (!options_.token.empty() && req.authorization != "Bearer " + options_.token) {
-    return error_response(errors::unauthorized());
+  // Authentication: a known token names the user; an unknown one is refused; none at all
+  // is system:anonymous, refused unless authorization decides (--rbac) or no credential
+  // is configured.
+  std::optional<UserInfo> user = auth_.authenticate(req.authorization);
+  if (!user) {
+    const bool bearer = req.authorization.starts_with("Bearer ");
+    if (auth_.required() && (bearer || !options_.rbac)) {
+      return error_response(errors::unauthorized());
+    }
+    user = UserInfo::anonymous();
+  }
+  if (options_.rbac) {
+    RequestAttributes a;
+    a.user = *user;
+    a.resource_request = false;
+    a.verb = req.method == "GET" || req.method == "HEAD" ? "get" : "post";
+    a.path = std::string(path);
+    const bool resource_path =
+        (path.starts_with("/api/") && std::count(path.begin(), path.end(), '/') >= 3) ||
+        (path.starts_with("/apis/") && std::count(path.begin(), path.end(), '/') >= 4);
+    if (!resource_path && !authorize(store_, a)) return error_response(forbidden_error(a));
   }
 
   std::vector<std::string> segs;
@@ -308,6 +328,7 @@ Response ApiServer::handle(const Request& req) {
   }
 
   Target t;
+  t.user = std::move(*user);
   t.path = std::string(path);
   t.query = parse_query(query);
   // /api/v1/... or /apis/<group>/<version>/...
@@ -351,7 +372,8 @@ Response ApiServer::handle(const Request& req) {
   if (rest.size() == 3) t.subresource = rest[2];
   if (!t.type->namespaced && !t.ns.empty()) return not_found_path();
   if (!t.subresource.empty() && !(t.subresource == "status" && t.type->status_subresource) &&
-      !(t.subresource == "scale" && !t.type->scale_spec_path.empty())) {
+      !(t.subresource == "scale" && !t.type->scale_spec_path.empty()) &&
+      !(t.subresource == "token" && t.type->token_subresource)) {
     return not_found_path();
   }
   return route(req, t);
@@ -380,6 +402,22 @@ Response ApiServer::route(const Request& req, Target& t) {
   const bool write = t.verb == "create" || t.verb == "update" || t.verb == "patch" ||
                      t.verb == "delete" || t.verb == "deletecollection";
 
+  if (options_.rbac) {
+    RequestAttributes a;
+    a.user = t.user;
+    a.verb = t.verb;
+    a.group = t.type->group;
+    a.resource = t.type->resource;
+    a.subresource = t.subresource;
+    a.ns = t.ns;
+    a.name = t.name;
+    if (!authorize(store_, a)) {
+      if (write) record_write(req, t.verb, t, 403);
+      record_access(req, t, 403, true);
+      return error_response(forbidden_error(a));
+    }
+  }
+
   // Injected faults apply to resource requests only (not discovery or admin).
   std::chrono::milliseconds delay = faults_->settings.latency;
   if (delay.count() > 0) faults_->count("latency");
@@ -402,6 +440,7 @@ Response ApiServer::route(const Request& req, Target& t) {
     }
     if (err) {
       if (write) record_write(req, t.verb, t, err->code);
+      record_access(req, t, err->code);
       Response resp = error_response(*err);
       if (err->code == 503 && fs.retry_after_seconds > 0) {
         // error_response already added it from the Status details.
@@ -412,6 +451,7 @@ Response ApiServer::route(const Request& req, Target& t) {
   }
   Response resp = handle_resource(req, t);
   if (write) record_write(req, t.verb, t, resp.status);
+  record_access(req, t, resp.status);
   resp.delay = delay;
   return resp;
 }
@@ -423,6 +463,10 @@ Response ApiServer::handle_resource(const Request& req, Target& t) {
     e.reason = "NotFound";
     e.message = "the server could not find the requested resource";
     return error_response(e);
+  }
+  if (t.subresource == "token") {
+    if (t.verb != "create" || t.name.empty()) return error_response(errors::method_not_allowed());
+    return do_token_request(req, t);
   }
   if (t.subresource == "scale" && !t.name.empty() &&
       (t.verb == "get" || t.verb == "update" || t.verb == "patch")) {
@@ -500,6 +544,15 @@ json::object resource_list(std::string_view group_version, const std::vector<Typ
                                        {"kind", "Scale"},
                                        {"verbs", json::array{"get", "patch", "update"}}});
     }
+    if (t->token_subresource) {
+      resources.push_back(json::object{{"name", t->resource + "/token"},
+                                       {"singularName", ""},
+                                       {"namespaced", t->namespaced},
+                                       {"group", "authentication.k8s.io"},
+                                       {"version", "v1"},
+                                       {"kind", "TokenRequest"},
+                                       {"verbs", json::array{"create"}}});
+    }
     if (t->status_subresource) {
       json::object s;
       s["name"] = t->resource + "/status";
@@ -554,6 +607,13 @@ json::object discovery_resource(const ResourceType& t) {
                      {"responseKind",
                       json::object{{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}}},
                      {"verbs", json::array{"get", "patch", "update"}}});
+  }
+  if (t.token_subresource) {
+    subs.push_back(json::object{{"subresource", "token"},
+                                {"responseKind", json::object{{"group", "authentication.k8s.io"},
+                                                              {"version", "v1"},
+                                                              {"kind", "TokenRequest"}}},
+                                {"verbs", json::array{"create"}}});
   }
   if (!subs.empty()) r["subresources"] = std::move(subs);
   return r;
@@ -808,6 +868,7 @@ void ApiServer::reset_stats() {
   writes_by_user_agent_.clear();
   watches_started_ = 0;
   write_log_.clear();
+  access_.clear();
   faults_->reset_counts();
 }
 
@@ -831,6 +892,13 @@ void ApiServer::record_write(const Request& req, std::string verb, const Target&
   write_log_.push_back(std::move(w));
   constexpr std::size_t kWriteLogLimit = 10'000;
   while (write_log_.size() > kWriteLogLimit) write_log_.pop_front();
+}
+
+void ApiServer::record_access(const Request& req, const Target& t, int code, bool denied) {
+  const bool read = t.verb == "get" || t.verb == "list" || t.verb == "watch";
+  if (read && t.user.in_group("system:masters")) return;
+  ++access_[AccessKey{t.user.name, req.user_agent, t.verb, t.type->group, t.type->resource,
+                      t.subresource, t.ns, code, denied}];
 }
 
 Response ApiServer::handle_admin(const Request& req, std::string_view path,
@@ -868,6 +936,22 @@ Response ApiServer::handle_admin(const Request& req, std::string_view path,
                                                              {"faults", faults_->counts_json()}}));
     }
   }
+  if (path == "/admin/access" && req.method == "GET") {
+    json::array items;
+    for (const auto& [k, n] : access_) {
+      items.push_back(json::object{{"user", k.user},
+                                   {"user_agent", k.user_agent},
+                                   {"verb", k.verb},
+                                   {"group", k.group},
+                                   {"resource", k.resource},
+                                   {"subresource", k.subresource},
+                                   {"namespace", k.ns},
+                                   {"code", k.code},
+                                   {"denied", k.denied},
+                                   {"count", n}});
+    }
+    return json_response(200, json::serialize(json::object{{"items", std::move(items)}}));
+  }
   if (path == "/admin/writes" && req.method == "GET") {
     auto q = parse_query(query);
     std::size_t limit = write_log_.size();
@@ -899,7 +983,8 @@ Response ApiServer::handle_admin(const Request& req, std::string_view path,
   e.code = 404;
   e.reason = "NotFound";
   e.message = "unknown admin endpoint " + std::string(path) +
-              " (GET /admin/stats, POST /admin/faults, POST /admin/reset-stats, GET /admin/writes)";
+              " (GET /admin/stats, POST /admin/faults, POST /admin/reset-stats, GET /admin/writes, "
+              "GET /admin/access)";
   return error_response(e);
 }
 
@@ -941,6 +1026,14 @@ ApiResult<ListParams> list_params(const ApiServer::Target& t) {
                          std::find(t.type->field_labels.begin(), t.type->field_labels.end(),
                                    r.field) != t.type->field_labels.end();
       if (!known) {
+        // Built-in kinds without field conversions word it as kube-apiserver's generic
+        // registry does; the others (pods, secrets, events, custom resources...) as their
+        // conversion functions do.
+        if (t.type->builtin && t.type->field_labels.empty()) {
+          return errors::bad_request(errors::quote(r.field) +
+                                     " is not a known field selector: only \"metadata.name\", "
+                                     "\"metadata.namespace\"");
+        }
         return errors::bad_request("field label not supported: " + r.field);
       }
     }

@@ -23,6 +23,7 @@
 
 #include "net/result.hpp"
 #include "tools/kube-sim/api_error.hpp"
+#include "tools/kube-sim/auth.hpp"
 #include "tools/kube-sim/faults.hpp"
 #include "tools/kube-sim/resources.hpp"
 #include "tools/kube-sim/store.hpp"
@@ -68,9 +69,12 @@ struct ServerOptions {
   std::size_t watch_history = 10'000;  // events kept per resource for resuming watches
   std::chrono::milliseconds bookmark_interval{60'000};
   std::chrono::seconds default_watch_timeout{1800};  // kube-apiserver's --min-request-timeout
-  std::string token;                                 // required bearer token ("" = none)
-  std::string server_address;                        // host:port, for /api
-  std::uint64_t seed = 0;                            // 0: random
+  std::string token;  // the administrator's bearer token ("" = none); required when set
+  // Authorize requests with RBAC over the stored Roles and bindings (--rbac). Requests
+  // without credentials are then system:anonymous (403 for most), as on kube-apiserver.
+  bool rbac = false;
+  std::string server_address;  // host:port, for /api
+  std::uint64_t seed = 0;      // 0: random
   // A watch from a resourceVersion older than the history: false answers HTTP 410 (the
   // issue's contract), true opens the stream and sends an ERROR 410 event (what
   // kube-apiserver's watch cache does).
@@ -88,6 +92,21 @@ struct WriteRecord {
   std::string user_agent;
   int code = 0;
   std::uint64_t resource_version = 0;  // store resourceVersion after the write
+};
+
+// Requests counted by who made them and what they asked (GET /admin/access), like the
+// real server's audit log at Metadata level. Reads by system:masters are left out.
+struct AccessKey {
+  std::string user;
+  std::string user_agent;
+  std::string verb;
+  std::string group;
+  std::string resource;
+  std::string subresource;
+  std::string ns;
+  int code = 0;
+  bool denied = false;  // refused by authorization (RBAC), not by anything else
+  auto operator<=>(const AccessKey&) const = default;
 };
 
 class ApiServer {
@@ -113,6 +132,7 @@ class ApiServer {
   Store& store() { return store_; }
   const ResourceRegistry& registry() const { return registry_; }
   Faults& faults() { return *faults_; }
+  Authenticator& auth() { return auth_; }
   const ServerOptions& options() const { return options_; }
   // The address clients use (known once the listener is bound), reported by /api.
   void set_server_address(std::string address) { options_.server_address = std::move(address); }
@@ -149,6 +169,7 @@ class ApiServer {
   Response do_delete(const Request& req, Target& t);
   Response do_delete_collection(const Request& req, Target& t);
   Response do_scale(const Request& req, Target& t);
+  Response do_token_request(const Request& req, Target& t);
 
   // Shared write paths (API and internal callers).
   ApiResult<ObjectPtr> create_in(const TypePtr& type, const std::string& ns,
@@ -190,11 +211,13 @@ class ApiServer {
                              std::string_view finalizer);
 
   void record_write(const Request& req, std::string verb, const Target& t, int code);
+  void record_access(const Request& req, const Target& t, int code, bool denied = false);
   std::string now_rfc3339() const;
   std::string new_uid();
   std::string random_suffix();
 
   ServerOptions options_;
+  Authenticator auth_;
   ResourceRegistry registry_;
   Store store_;
   std::shared_ptr<Faults> faults_;
@@ -221,6 +244,7 @@ class ApiServer {
   std::uint64_t watches_started_ = 0;
   std::uint64_t write_seq_ = 0;
   std::deque<WriteRecord> write_log_;
+  std::map<AccessKey, std::uint64_t> access_;
 };
 
 }  // namespace aop::sim

@@ -21,6 +21,7 @@ struct ApiServer::Target {
   std::string subresource;
   bool watch_path = false;  // legacy /watch/ prefix
   std::string verb;         // get, list, watch, create, update, patch, delete, deletecollection
+  UserInfo user;            // who asks (system:anonymous without credentials)
 
   std::string_view param(std::string_view key) const {
     auto it = query.find(key);
@@ -69,6 +70,13 @@ std::string rfc3339(std::chrono::system_clock::time_point t);
 std::string validate_name(NameRule rule, std::string_view name);
 std::string validate_qualified_name(std::string_view name);
 
+// What Go's `omitempty` drops when the API server encodes an object: empty labels,
+// annotations, finalizers and ownerReferences of every kind, and the empty data maps of
+// ConfigMaps and Secrets.
+void omit_empty_fields(const ResourceType& type, boost::json::object& obj);
+// apps/v1 DaemonSets carry the annotation deprecated.daemonset.template.generation: 1 on
+// create, one more each time an update changes spec.template (`old`: the stored object).
+void stamp_daemonset_template_generation(boost::json::object& obj, const boost::json::object* old);
 // Built-in kinds: defaults the API server applies and the validation it does.
 void default_builtin(const ResourceType& type, boost::json::object& obj, bool create);
 std::vector<StatusCause> validate_builtin(const ResourceType& type, const boost::json::object& obj,

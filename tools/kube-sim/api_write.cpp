@@ -341,11 +341,16 @@ ApiResult<ObjectPtr> ApiServer::create_in(const TypePtr& type, const std::string
     md.erase("generation");
   }
   if (type->status_subresource && !type->builtin) obj.erase("status");
+  omit_empty_fields(*type, obj);
   if (type->builtin) {
     if (type->kind == "Secret" && type->group.empty()) {
       if (auto msg = secret_decode_error(obj); !msg.empty()) return errors::bad_request(msg);
     }
     default_builtin(*type, obj, true);
+    omit_empty_fields(*type, obj);  // stringData may have left an empty data map
+    if (type->kind == "DaemonSet" && type->group == "apps") {
+      stamp_daemonset_template_generation(obj, nullptr);
+    }
     if (type->kind == "Service" && type->group.empty()) {
       auto& spec = obj["spec"].as_object();
       const std::string stype = str_field(spec, "type");
@@ -525,11 +530,16 @@ ApiResult<ObjectPtr> ApiServer::update_in(const TypePtr& type, Collection& c, co
                                                    list + "}"));
     }
   }
+  omit_empty_fields(*type, next);
   if (type->builtin) {
     if (type->kind == "Secret" && type->group.empty()) {
       if (auto msg = secret_decode_error(next); !msg.empty()) return errors::bad_request(msg);
     }
     default_builtin(*type, next, false);
+    omit_empty_fields(*type, next);
+    if (type->kind == "DaemonSet" && type->group == "apps") {
+      stamp_daemonset_template_generation(next, &oldobj);
+    }
     if (type->kind == "Service" && type->group.empty()) {
       // The API server keeps the addresses it allocated when an update leaves them out.
       auto& spec = next["spec"].as_object();
@@ -903,6 +913,19 @@ Response ApiServer::do_delete(const Request& req, Target& t) {
   if (!old) return error_response(errors::not_found(t.type->group_resource(), t.name));
   auto so = delete_in(t.type, *c, old, *opts);
   if (!so) return error_response(so.error());
+  // Gone at once (no finalizers): kube-apiserver answers with a Success Status naming it;
+  // an object that stays (being finalized) is returned as it now is.
+  if (!opts->dry_run && !c->get(StoredObject::make_key(t.ns, t.name))) {
+    json::object details{{"name", t.name}};
+    if (!t.type->group.empty()) details["group"] = t.type->group;
+    details["kind"] = t.type->resource;
+    details["uid"] = std::string(old->uid());
+    return json_response(200, json::serialize(json::object{{"kind", "Status"},
+                                                           {"apiVersion", "v1"},
+                                                           {"metadata", json::object()},
+                                                           {"status", "Success"},
+                                                           {"details", std::move(details)}}));
+  }
   return json_response(200, (*so)->api_version() == t.type->api_version()
                                 ? std::string((*so)->json())
                                 : (*so)->with_api_version(t.type->api_version()));
@@ -1199,6 +1222,46 @@ void ApiServer::run_background() {
         break;
     }
   }
+}
+
+// TokenRequest (POST serviceaccounts/<name>/token): a bearer token for the account,
+// accepted from then on. Real tokens are signed JWTs; clients treat them as opaque.
+Response ApiServer::do_token_request(const Request& req, Target& t) {
+  const Collection* c = store_.find(t.type->storage_key());
+  const auto sa = c != nullptr ? c->get(StoredObject::make_key(t.ns, t.name)) : nullptr;
+  if (!sa) return error_response(errors::not_found({"", t.type->resource}, t.name));
+  std::int64_t expiration = 3600;
+  if (!req.body.empty()) {
+    boost::system::error_code ec;
+    const json::value body = json::parse(req.body, ec);
+    if (ec || !body.is_object()) {
+      return error_response(errors::bad_request("the TokenRequest body is not a JSON object"));
+    }
+    if (const auto* spec = body.as_object().if_contains("spec"); spec && spec->is_object()) {
+      if (const auto* e = spec->as_object().if_contains("expirationSeconds");
+          e != nullptr && e->is_number()) {
+        expiration = e->to_number<std::int64_t>();
+      }
+    }
+  }
+  if (expiration < 600) {
+    return error_response(errors::invalid(
+        "authentication.k8s.io", "TokenRequest", t.name,
+        {errors::field_invalid("spec.expirationSeconds", std::to_string(expiration),
+                               "may not specify a duration less than 10 minutes")}));
+  }
+  const std::string token = auth_.issue_service_account_token(t.ns, t.name, std::string(sa->uid()));
+  const auto expires = options_.clock.wall() + std::chrono::seconds(expiration);
+  json::object out{
+      {"kind", "TokenRequest"},
+      {"apiVersion", "authentication.k8s.io/v1"},
+      {"metadata", json::object{{"creationTimestamp", nullptr}}},
+      {"spec",
+       json::object{{"audiences", json::array{"https://kubernetes.default.svc.cluster.local"}},
+                    {"expirationSeconds", expiration},
+                    {"boundObjectRef", nullptr}}},
+      {"status", json::object{{"token", token}, {"expirationTimestamp", rfc3339(expires)}}}};
+  return json_response(201, json::serialize(out));
 }
 
 }  // namespace aop::sim

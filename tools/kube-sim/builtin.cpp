@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "k8s/endpoint_ip.hpp"
 #include "k8s/label_selector.hpp"
 #include "tools/kube-sim/api_internal.hpp"
 
@@ -108,8 +109,10 @@ void default_pod_spec(json::object& spec, bool pod) {
 void default_template(json::object& spec) {
   if (auto* t = spec.if_contains("template"); t != nullptr && t->is_object()) {
     auto& tmpl = t->as_object();
+    // A pod template's metadata always carries the zero creationTimestamp (null), as Go
+    // encodes an unset metav1.Time.
     auto& md = obj_at(tmpl, "metadata");
-    (void)md;
+    if (!md.contains("creationTimestamp")) md["creationTimestamp"] = nullptr;
     if (auto* ps = tmpl.if_contains("spec"); ps != nullptr && ps->is_object()) {
       default_pod_spec(ps->as_object(), false);
     }
@@ -117,6 +120,24 @@ void default_template(json::object& spec) {
 }
 
 }  // namespace
+
+void omit_empty_fields(const ResourceType& type, json::object& obj) {
+  auto drop_empty = [](json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    if (v != nullptr && ((v->is_object() && v->get_object().empty()) ||
+                         (v->is_array() && v->get_array().empty()) || v->is_null())) {
+      o.erase(key);
+    }
+  };
+  if (auto* md = obj.if_contains("metadata"); md != nullptr && md->is_object()) {
+    for (const char* k : {"labels", "annotations", "finalizers", "ownerReferences"}) {
+      drop_empty(md->get_object(), k);
+    }
+  }
+  if (type.builtin && type.group.empty() && (type.kind == "ConfigMap" || type.kind == "Secret")) {
+    for (const char* k : {"data", "binaryData"}) drop_empty(obj, k);
+  }
+}
 
 void default_builtin(const ResourceType& type, json::object& obj, bool create) {
   if (!type.group.empty() && type.group != "apps") return;
@@ -140,6 +161,16 @@ void default_builtin(const ResourceType& type, json::object& obj, bool create) {
     const std::string stype = str_field(spec, "type");
     if (stype != "ExternalName") {
       set_default(spec, "sessionAffinity", "None");
+      // A headless Service without a selector may get endpoints of either family: the API
+      // server makes it dual-stack.
+      const auto* selector = spec.if_contains("selector");
+      const bool headless_unselected =
+          str_field(spec, "clusterIP") == "None" &&
+          (selector == nullptr || !selector->is_object() || selector->as_object().empty());
+      if (headless_unselected) {
+        set_default(spec, "ipFamilyPolicy", "RequireDualStack");
+        set_default(spec, "ipFamilies", json::array{"IPv4", "IPv6"});
+      }
       set_default(spec, "ipFamilies", json::array{"IPv4"});
       set_default(spec, "ipFamilyPolicy", "SingleStack");
       set_default(spec, "internalTrafficPolicy", "Cluster");
@@ -153,6 +184,19 @@ void default_builtin(const ResourceType& type, json::object& obj, bool create) {
       }
     }
     if (create) obj["status"] = json::object{{"loadBalancer", json::object()}};
+    return;
+  }
+  if (kind == "Endpoints") {
+    if (auto* subsets = obj.if_contains("subsets"); subsets != nullptr && subsets->is_array()) {
+      for (auto& ss : subsets->as_array()) {
+        if (!ss.is_object()) continue;
+        auto* ports = ss.as_object().if_contains("ports");
+        if (ports == nullptr || !ports->is_array()) continue;
+        for (auto& p : ports->as_array()) {
+          if (p.is_object()) set_default(p.as_object(), "protocol", "TCP");
+        }
+      }
+    }
     return;
   }
   if (kind == "Pod") {
@@ -383,7 +427,98 @@ void validate_workload(const ResourceType& type, const json::object& obj, const 
   }
 }
 
+// core/v1 Endpoints: each subset lists some address, each address is an IP the API
+// server accepts (k8s/endpoint_ip.hpp), each port is named when there are several, has
+// a number in range and a supported protocol.
+void validate_endpoints(const json::object& obj, std::vector<StatusCause>& out) {
+  const auto* subsets = obj.if_contains("subsets");
+  if (subsets == nullptr || !subsets->is_array()) return;
+  const auto& arr = subsets->as_array();
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    if (!arr[i].is_object()) continue;
+    const auto& ss = arr[i].as_object();
+    const std::string at = "subsets[" + std::to_string(i) + "]";
+    std::size_t addresses = 0;
+    for (const char* list : {"addresses", "notReadyAddresses"}) {
+      const auto* a = ss.if_contains(list);
+      if (a == nullptr || !a->is_array()) continue;
+      addresses += a->as_array().size();
+      for (std::size_t j = 0; j < a->as_array().size(); ++j) {
+        const auto& addr = a->as_array()[j];
+        const std::string ip = addr.is_object() ? str_field(addr.as_object(), "ip") : "";
+        const std::string field = at + "." + list + "[" + std::to_string(j) + "].ip";
+        const auto problem = k8s::endpoint_ip_problem(ip);
+        if (!problem) continue;
+        if (*problem == "must be a valid IP address") {
+          // kube-apiserver checks the syntax twice and reports both.
+          out.push_back(errors::field_invalid(
+              field, errors::quote(ip),
+              "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"));
+        }
+        out.push_back(errors::field_invalid(field, errors::quote(ip), *problem));
+      }
+    }
+    if (addresses == 0) {
+      out.push_back(errors::field_required(at, "must specify `addresses` or `notReadyAddresses`"));
+    }
+    const auto* ports = ss.if_contains("ports");
+    if (ports == nullptr || !ports->is_array()) continue;
+    const auto& ps = ports->as_array();
+    for (std::size_t j = 0; j < ps.size(); ++j) {
+      if (!ps[j].is_object()) continue;
+      const auto& p = ps[j].as_object();
+      const std::string pat = at + ".ports[" + std::to_string(j) + "]";
+      const std::string name = str_field(p, "name");
+      if (name.empty() && ps.size() > 1) {
+        out.push_back(errors::field_required(pat + ".name"));
+      } else if (!name.empty()) {
+        if (auto msg = validate_name(NameRule::dns_label, name); !msg.empty()) {
+          out.push_back(errors::field_invalid(pat + ".name", errors::quote(name), msg));
+        }
+      }
+      const auto* port = p.if_contains("port");
+      const double n = port != nullptr && port->is_number() ? port->to_number<double>() : 0;
+      if (n < 1 || n > 65535) {
+        out.push_back(errors::field_invalid(pat + ".port",
+                                            port != nullptr ? json::serialize(*port) : "0",
+                                            "must be between 1 and 65535, inclusive"));
+      }
+      const std::string protocol = str_field(p, "protocol");
+      if (protocol != "TCP" && protocol != "UDP" && protocol != "SCTP") {
+        out.push_back(errors::field_not_supported(pat + ".protocol", errors::quote(protocol),
+                                                  {"\"SCTP\"", "\"TCP\"", "\"UDP\""}));
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void stamp_daemonset_template_generation(json::object& obj, const json::object* old) {
+  constexpr std::string_view kKey = "deprecated.daemonset.template.generation";
+  std::int64_t generation = 1;
+  if (old != nullptr) {
+    const json::object* old_md = object_at(*old, "metadata");
+    const json::object* old_annotations =
+        old_md != nullptr ? object_at(*old_md, "annotations") : nullptr;
+    const auto* v = old_annotations != nullptr ? old_annotations->if_contains(kKey) : nullptr;
+    if (v != nullptr && v->is_string()) {
+      try {
+        generation = std::stoll(std::string(v->get_string()));
+      } catch (const std::exception&) {
+        generation = 1;
+      }
+    }
+    const json::object* spec = object_at(obj, "spec");
+    const json::object* old_spec = object_at(*old, "spec");
+    const auto* tmpl = spec != nullptr ? spec->if_contains("template") : nullptr;
+    const auto* old_tmpl = old_spec != nullptr ? old_spec->if_contains("template") : nullptr;
+    const bool changed = (tmpl == nullptr) != (old_tmpl == nullptr) ||
+                         (tmpl != nullptr && old_tmpl != nullptr && *tmpl != *old_tmpl);
+    if (changed) ++generation;
+  }
+  obj_at(metadata_of(obj), "annotations")[kKey] = std::to_string(generation);
+}
 
 std::vector<StatusCause> validate_builtin(const ResourceType& type, const json::object& obj,
                                           const json::object* old) {
@@ -434,6 +569,10 @@ std::vector<StatusCause> validate_builtin(const ResourceType& type, const json::
   }
   if (type.group == "apps") {
     validate_workload(type, obj, old, out);
+    return out;
+  }
+  if (kind == "Endpoints" && type.group.empty()) {
+    validate_endpoints(obj, out);
     return out;
   }
   if (kind == "Pod" && type.group.empty()) {

@@ -22,7 +22,14 @@ A Kubernetes API server simulator for tests, demos and benchmarks.
 Serving:
   --listen HOST:PORT          address to listen on (default 127.0.0.1:0; port 0 picks a free one)
   --tls                       serve HTTPS with a generated CA and certificate (SANs 127.0.0.1, localhost)
-  --token TOKEN               require "Authorization: Bearer TOKEN" (admin endpoints exempt on loopback)
+  --token TOKEN               require "Authorization: Bearer TOKEN" (admin endpoints exempt on loopback);
+                              the token's user is "admin" in group system:masters
+  --token-file PATH           more tokens, kube-apiserver's --token-auth-file CSV:
+                              token,user,uid[,"group1,group2"]
+  --rbac                      authorize requests with RBAC over the stored Roles, ClusterRoles and
+                              bindings (ServiceAccount tokens come from the TokenRequest API)
+  --shutdown-grace DUR        on SIGTERM, keep serving open watches this long (default 60s, as
+                              kube-apiserver); new connections are refused at once
   --kubeconfig-out PATH       write a kubeconfig for clients (with the CA when --tls)
   --preload PATH              load YAML/JSON files or directories at start-up (repeatable)
   --watch-history N           events kept per resource for resuming watches (default 10000)
@@ -47,7 +54,8 @@ Fault injection (also settable at run time with POST /admin/faults):
   --fault-stall-watch-after N           watch streams go silent after N events but stay open
 
 Once ready, prints one line to stdout: "kube-sim listening on <URL>".
-Admin endpoints: GET /admin/stats, POST /admin/faults, POST /admin/reset-stats, GET /admin/writes.
+Admin endpoints: GET /admin/stats, POST /admin/faults, POST /admin/reset-stats, GET /admin/writes,
+GET /admin/access.
 )";
 
 int fail(const std::string& msg) {
@@ -60,6 +68,7 @@ int fail(const std::string& msg) {
 int main(int argc, char** argv) {
   SimServerOptions opts;
   std::vector<std::string> preload;
+  std::string token_file;
   boost::json::object faults;
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -101,6 +110,10 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--tls") {
       opts.tls = true;
+    } else if (a == "--rbac") {
+      opts.api.rbac = true;
+    } else if (a == "--token-file") {
+      if (!need(token_file)) return fail("--token-file needs a path");
     } else if (a == "--gone-as-event") {
       opts.api.gone_as_event = true;
     } else if (a == "--listen") {
@@ -126,7 +139,8 @@ int main(int argc, char** argv) {
       if (!need(v) || !number(v, n) || n < 0)
         return fail("--watch-history needs a non-negative number");
       opts.api.watch_history = static_cast<std::size_t>(n);
-    } else if (a == "--bookmark-interval" || a == "--watch-timeout" || a == "--fault-latency") {
+    } else if (a == "--bookmark-interval" || a == "--watch-timeout" || a == "--fault-latency" ||
+               a == "--shutdown-grace") {
       if (!need(v)) return fail(a + " needs a duration such as 500ms, 10s or 5m");
       auto parsed = aop::k8s::parse_go_duration(v);
       if (!parsed) return fail(a + ": " + parsed.error().message);
@@ -134,6 +148,9 @@ int main(int argc, char** argv) {
       if (a == "--bookmark-interval") {
         if (d.count() <= 0) return fail("--bookmark-interval must be positive");
         opts.api.bookmark_interval = d;
+      } else if (a == "--shutdown-grace") {
+        if (d.count() < 0) return fail("--shutdown-grace must not be negative");
+        opts.shutdown_grace = d;
       } else if (a == "--watch-timeout") {
         opts.api.default_watch_timeout = std::chrono::duration_cast<std::chrono::seconds>(d);
       } else {
@@ -174,6 +191,9 @@ int main(int argc, char** argv) {
   auto server = aop::sim::SimServer::create(io.get_executor(), opts);
   if (!server) return fail(server.error().message);
   auto& sim = **server;
+  if (!token_file.empty()) {
+    if (auto r = sim.api().auth().load_token_file(token_file); !r) return fail(r.error().message);
+  }
   if (!faults.empty()) {
     bool expire = false;
     if (auto r = sim.api().faults().apply(faults, expire); !r) return fail(r.error().message);

@@ -119,6 +119,7 @@ ResourceRegistry::ResourceRegistry() {
   {
     auto t = make("", "serviceaccounts", "ServiceAccount");
     t.short_names = {"sa"};
+    t.token_subresource = true;
     add(std::move(t));
   }
   for (const auto& [res, kind, sn] : std::vector<std::tuple<std::string, std::string, std::string>>{

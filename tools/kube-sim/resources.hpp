@@ -34,6 +34,8 @@ struct ResourceType {
   std::vector<std::string> categories;
   bool namespaced = true;
   bool status_subresource = false;
+  // serviceaccounts/token (the TokenRequest API): POST issues a bearer token.
+  bool token_subresource = false;
   // The scale subresource (autoscaling/v1 Scale), when the kind has one: JSON paths of
   // the replica counts and of the label selector (a string for CRDs; built-in kinds
   // render spec.selector).

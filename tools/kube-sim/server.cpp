@@ -138,8 +138,12 @@ asio::awaitable<void> SimServer::tick_loop() {
 }
 
 asio::awaitable<void> SimServer::stop() {
+  // New connections are refused and idle ones closed at once; watches keep streaming
+  // (ticks, bookmarks) until the grace ends, when each ends cleanly; the extra second
+  // lets them finish their last chunk before the server closes what is left.
+  stop_deadline_ = std::chrono::steady_clock::now() + options_.shutdown_grace;
+  co_await http_->stop(options_.shutdown_grace + std::chrono::seconds(1));
   *running_ = false;
-  co_await http_->stop(std::chrono::seconds(2));
 }
 
 asio::awaitable<void> SimServer::serve(const net::ServerRequest& sreq, net::ResponseWriter& w) {
@@ -181,6 +185,7 @@ asio::awaitable<void> SimServer::serve(const net::ServerRequest& sreq, net::Resp
   WatcherPtr watcher = resp.watch;
   watcher->set_wakeup(w.notifier());
   if (auto ec = co_await w.start_stream(200, std::move(headers)); !ec) {
+    bool stopping = false;
     while (true) {
       auto pieces = watcher->take();
       if (!pieces.empty()) {
@@ -192,12 +197,18 @@ asio::awaitable<void> SimServer::serve(const net::ServerRequest& sreq, net::Resp
         co_await w.end_stream();
         break;
       }
-      const auto reason = co_await w.wait(kStreamPoll);
-      if (reason == net::WakeReason::client_gone) break;
-      if (reason == net::WakeReason::stopping) {
-        co_await w.end_stream();
-        break;
+      auto poll = std::chrono::duration_cast<net::Duration>(kStreamPoll);
+      if (stopping) {
+        const auto left = stop_deadline_ - std::chrono::steady_clock::now();
+        if (left <= std::chrono::steady_clock::duration::zero()) {
+          co_await w.end_stream();
+          break;
+        }
+        poll = std::min(poll, std::chrono::duration_cast<net::Duration>(left));
       }
+      const auto reason = co_await w.wait(poll);
+      if (reason == net::WakeReason::client_gone) break;
+      if (reason == net::WakeReason::stopping) stopping = true;  // reported once
     }
   }
   watcher->set_wakeup(nullptr);

@@ -23,6 +23,9 @@ struct SimServerOptions {
   std::uint16_t port = 0;
   bool tls = false;
   std::string kubeconfig_out;  // written once listening ("" = none)
+  // stop(): open watches keep streaming this long (kube-apiserver's HTTP server waits up
+  // to a minute for them on SIGTERM), then end.
+  std::chrono::milliseconds shutdown_grace{60'000};
   ServerOptions api;
 };
 
@@ -56,6 +59,7 @@ class SimServer {
   std::unique_ptr<net::HttpServer> http_;
   std::string ca_pem_;
   std::shared_ptr<bool> running_;
+  std::chrono::steady_clock::time_point stop_deadline_;  // set by stop()
 };
 
 }  // namespace aop::sim
