@@ -156,6 +156,11 @@ asio::awaitable<void> Process::shutdown(int status) {
   ioc.stop();
 }
 
+std::chrono::milliseconds watch_stall_timeout(const Options& o) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(o.watch_bookmark_interval *
+                                                               o.watch_stall_multiple);
+}
+
 // Connects to the API server: loads the configuration and learns the served resources,
 // retrying discovery with backoff (an API server that is still starting is normal).
 asio::awaitable<Result<void>> connect(Process& p) {
@@ -190,6 +195,7 @@ asio::awaitable<Result<void>> connect(Process& p) {
   const std::string own_namespace = operator_namespace(*config);
   p.informers =
       std::make_unique<k8s::InformerFactory>(p.ioc.get_executor(), *p.client, p.options.namespaces);
+  p.informers->set_watch_stall_timeout(watch_stall_timeout(p.options));
   k8s::EventRecorderOptions event_options;
   event_options.instance = host_name();
   p.events = k8s::make_event_recorder(p.ioc.get_executor(), *p.client, event_options);
@@ -215,6 +221,20 @@ asio::awaitable<Result<void>> connect(Process& p) {
     for (const auto& k : waiting) why += " " + k;
     return why;
   });
+  if (p.options.readiness_disconnected_threshold > std::chrono::nanoseconds::zero()) {
+    const auto threshold =
+        std::chrono::duration_cast<net::Duration>(p.options.readiness_disconnected_threshold);
+    p.health->add_readiness_check("watches", [&p, threshold] {
+      const auto cut_off = p.informers->disconnected(threshold);
+      if (cut_off.empty()) return std::string();
+      std::string why =
+          "no working watch for more than " +
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(threshold).count()) +
+          " s:";
+      for (const auto& k : cut_off) why += " " + k;
+      return why;
+    });
+  }
   for (const auto& m : p.modules) {
     runtime::ControllerModule* module = m.get();
     p.health->add_readiness_check(module->name(), [module] { return module->not_ready_reason(); });
@@ -322,7 +342,15 @@ int run_operator(const Options& options) {
   asio::co_spawn(
       p.ioc,
       [&p]() -> asio::awaitable<void> {
-        auto connected = co_await connect(p);
+        Result<void> connected;
+        try {
+          connected = co_await connect(p);
+        } catch (const std::exception& e) {
+          // Start-up failures that surface as exceptions (an API client that cannot be
+          // built from the configuration) end the process like any other: a detached
+          // coroutine would otherwise swallow them and leave it running, never ready.
+          connected = make_error(e.what());
+        }
         if (!connected && !p.shutting_down.load()) {
           log::error("cannot start", {{"error", connected.error().message}});
           co_await p.shutdown(1);

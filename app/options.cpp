@@ -16,6 +16,16 @@ void register_flags(FlagSet& f, Options& o) {
                "Client-side rate limit for API requests per second", 0.1);
   f.add_int("kube-api-burst", &o.kube_api_burst, "Burst of the client-side API rate limit", 1,
             100000);
+  f.add_duration("watch-bookmark-interval", &o.watch_bookmark_interval,
+                 "How often the API server sends a bookmark on an idle watch (kube-apiserver: "
+                 "about every minute)");
+  f.add_int("watch-stall-multiple", &o.watch_stall_multiple,
+            "A watch that received nothing, not even a bookmark, for this many bookmark "
+            "intervals is closed and resumed",
+            1, 100);
+  f.add_duration("readiness-disconnected-threshold", &o.readiness_disconnected_threshold,
+                 "/readyz fails when a cache has had no working watch for longer than this; "
+                 "0 disables");
 
   f.group("Controllers");
   f.add_list("controllers", &o.controllers,
@@ -192,6 +202,9 @@ Result<void> validate(Options& o) {
   }
   if ((o.metrics_auth == "token-file") != !o.metrics_token_file.empty()) {
     return make_error("--metrics-token-file goes with --metrics-auth=token-file (and it with it)");
+  }
+  if (o.watch_bookmark_interval <= std::chrono::nanoseconds::zero()) {
+    return make_error("--watch-bookmark-interval must be positive");
   }
   if (o.leader_election_renew_deadline >= o.leader_election_lease_duration) {
     return make_error(

@@ -23,6 +23,11 @@ struct Options {
   std::string context;
   double kube_api_qps = 50;
   std::int64_t kube_api_burst = 100;
+  // Watch liveness: a watch silent for interval x multiple is replaced; /readyz fails
+  // when a cache has had no working watch for longer than the threshold (0: never).
+  std::chrono::nanoseconds watch_bookmark_interval = std::chrono::minutes(1);
+  std::int64_t watch_stall_multiple = 2;
+  std::chrono::nanoseconds readiness_disconnected_threshold = std::chrono::minutes(3);
 
   // Scope and controllers
   std::vector<std::string> namespaces;  // empty = all namespaces

@@ -50,6 +50,9 @@ struct ApiError {
   // The server ended a watch stream normally (its timeout, or it dropped the stream
   // between events): resume from the last resourceVersion.
   bool end_of_stream() const { return code == 0 && transport == boost::asio::error::eof; }
+  // A watch stream received nothing (no event, no bookmark, no byte) for its idle
+  // timeout: the connection is presumed dead (WatchOptions::idle_timeout).
+  bool stalled() const;
 };
 
 [[noreturn]] void throw_exception_from_error(const ApiError& e, const boost::source_location&);
@@ -115,8 +118,8 @@ struct WatchOptions {
   std::chrono::seconds timeout{300};
   bool metadata_only = false;
   bool send_initial_events = false;  // streaming list
-  // The stream fails when nothing (not even a bookmark) arrives for this long, so a
-  // stalled connection is noticed; 0 = timeout + 30 s.
+  // The stream fails (ApiError::stalled()) when nothing, not even a bookmark, arrives for
+  // this long, so a stalled connection is noticed; 0 = timeout + 30 s.
   std::chrono::milliseconds idle_timeout{0};
 };
 

@@ -199,6 +199,10 @@ ApiError error_from_transport(const boost::system::error_code& ec, std::string_v
   return e;
 }
 
+bool ApiError::stalled() const {
+  return code == 0 && transport == net::Errc::idle_timeout;
+}
+
 std::string ApiError::describe() const {
   if (code == 0) return message.empty() ? transport.message() : message;
   std::string out = std::to_string(code);

@@ -15,6 +15,7 @@
 #include "k8s/event_aggregator.hpp"
 #include "net/log.hpp"
 #include "net/metrics.hpp"
+#include "net/redact.hpp"
 
 namespace aop::k8s {
 namespace json = boost::json;
@@ -271,6 +272,8 @@ class AggregatingRecorder final : public EventRecorder {
 
   void record(const EventSubject& subject, EventType type, std::string reason,
               std::string message) override {
+    // Messages quote user input (URLs from annotations, say): never their credentials.
+    if (net::needs_redaction(message)) message = net::redact(message);
     std::string now = rfc3339(std::chrono::system_clock::now());
     asio::post(s_->strand, [s = s_, subject, type, reason = std::move(reason),
                             message = std::move(message), now = std::move(now)]() mutable {

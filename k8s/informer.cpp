@@ -2,6 +2,8 @@
 // (k8s/reflector.hpp) asks for, and delivers the resulting store changes to handlers.
 #include "k8s/informer.hpp"
 
+#include <limits>
+#include <map>
 #include <mutex>
 
 #include <boost/asio/co_spawn.hpp>
@@ -35,7 +37,27 @@ ReflectorConfig reflector_config(const InformerOptions& o) {
   c.backoff = o.backoff;
   c.min_watch_timeout = o.min_watch_timeout;
   c.max_watch_timeout = o.max_watch_timeout;
+  c.stall_timeout = o.stall_timeout;
   return c;
+}
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+constexpr std::int64_t kConnected = std::numeric_limits<std::int64_t>::min();
+
+std::int64_t ticks(SteadyTime t) {
+  return t.time_since_epoch().count();
+}
+SteadyTime from_ticks(std::int64_t n) {
+  return SteadyTime(SteadyTime::duration(n));
+}
+
+// The metric labels of an informer: what it watches.
+std::vector<std::string> metric_labels(const InformerOptions& o) {
+  std::string kind = o.gvk.kind;
+  if (!o.gvk.group.empty()) kind += "." + o.gvk.group;
+  std::string selector = o.label_selector;
+  if (!o.field_selector.empty()) selector += (selector.empty() ? "" : ",") + o.field_selector;
+  return {std::move(kind), o.ns, std::move(selector)};
 }
 
 // Everything the coroutine uses, shared with it so that destroying the Informer while
@@ -62,7 +84,80 @@ struct State {
   std::mutex watch_mutex;  // owns watch (stop() closes it from any thread)
   std::unique_ptr<WatchStream> watch;
   const std::string kind;  // for logs
+  // The reflector's liveness, published after every step for health() and the metric.
+  std::atomic<std::int64_t> last_event_at{ticks(net::steady_clock().now())};
+  std::atomic<std::int64_t> disconnected_since{kConnected};
+  net::metrics::Counter* stalls = nullptr;  // informer_watch_stalls_total child
+
+  void publish() {
+    last_event_at.store(ticks(reflector.last_event_at()), std::memory_order_relaxed);
+    const auto& since = reflector.disconnected_since();
+    disconnected_since.store(since ? ticks(*since) : kConnected, std::memory_order_relaxed);
+  }
+  InformerHealth health() const {
+    InformerHealth h;
+    h.synced = synced.load(std::memory_order_acquire);
+    h.last_event_at = from_ticks(last_event_at.load(std::memory_order_relaxed));
+    const auto since = disconnected_since.load(std::memory_order_relaxed);
+    if (since != kConnected) h.disconnected_since = from_ticks(since);
+    return h;
+  }
 };
+
+// Every informer alive in the process, for the metric scraped from any thread.
+struct LiveInformers {
+  std::mutex mutex;  // owns states
+  std::vector<std::weak_ptr<State>> states;
+
+  static LiveInformers& instance() {
+    static LiveInformers live;
+    return live;
+  }
+
+  void add(const std::shared_ptr<State>& s) {
+    const std::lock_guard lock(mutex);
+    std::erase_if(states, [](const auto& w) { return w.expired(); });
+    states.push_back(s);
+  }
+
+  // The age of each informer's last event; informers with the same labels (two caches
+  // of one kind differing only in what they keep) report the oldest.
+  net::metrics::Registry::Samples ages() {
+    const auto now = net::steady_clock().now();
+    std::map<std::vector<std::string>, double> by_labels;
+    const std::lock_guard lock(mutex);
+    std::erase_if(states, [](const auto& w) { return w.expired(); });
+    for (const auto& w : states) {
+      const auto s = w.lock();
+      if (!s || !s->started.load() || s->stopped.load()) continue;
+      const double age = std::chrono::duration<double>(now - s->health().last_event_at).count();
+      double& slot = by_labels[metric_labels(s->options)];
+      slot = std::max(slot, age);
+    }
+    return {by_labels.begin(), by_labels.end()};
+  }
+};
+
+void register_metrics_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    net::metrics::registry().gauge_callback(
+        "informer_last_event_age_seconds",
+        "Seconds since each informer last heard from the API server (a watch event or "
+        "bookmark, an opened watch, a list page). Bookmarks arrive about once a minute, so "
+        "a value well above that means a stalled or disconnected watch.",
+        {"kind", "namespace", "selector"}, [] { return LiveInformers::instance().ages(); });
+  });
+}
+
+net::metrics::Counter& stalls_counter(const InformerOptions& o) {
+  return net::metrics::registry()
+      .counter("informer_watch_stalls_total",
+               "Watches closed and resumed because they received nothing, not even a "
+               "bookmark, for the stall timeout.",
+               {"kind", "namespace", "selector"})
+      .with(metric_labels(o));
+}
 
 void deliver(State& s, std::vector<StoreChange>& changes) {
   for (auto& c : changes) {
@@ -94,6 +189,20 @@ void close_watch(State& s) {
 
 void log_failure(const State& s, net::Duration delay) {
   const auto& e = s.reflector.last_error();
+  if (e && e->stalled()) {
+    net::log::warn(
+        "watch stalled: nothing received, not even a bookmark; replacing it",
+        {{"kind", s.kind},
+         {"silent_for_ms",
+          static_cast<std::int64_t>(
+              std::chrono::duration_cast<std::chrono::milliseconds>(s.options.stall_timeout)
+                  .count())},
+         {"resource_version", s.reflector.resource_version()},
+         {"retry_in_ms",
+          static_cast<std::int64_t>(
+              std::chrono::duration_cast<std::chrono::milliseconds>(delay).count())}});
+    return;
+  }
   net::log::warn(
       "list/watch failed; retrying",
       {{"kind", s.kind},
@@ -105,7 +214,13 @@ void log_failure(const State& s, net::Duration delay) {
 asio::awaitable<void> run(std::shared_ptr<State> s) {
   auto now = [] { return std::chrono::steady_clock::now(); };
   Reflector::Step step = s->reflector.start(now());
+  std::uint64_t stalls_seen = 0;
   while (!s->stopped.load(std::memory_order_acquire)) {
+    s->publish();
+    if (s->reflector.stats().stalls != stalls_seen) {
+      s->stalls->inc(static_cast<double>(s->reflector.stats().stalls - stalls_seen));
+      stalls_seen = s->reflector.stats().stalls;
+    }
     deliver(*s, step.changes);
     if (s->reflector.has_synced() && !s->synced.load(std::memory_order_relaxed)) {
       s->synced.store(true, std::memory_order_release);
@@ -132,6 +247,7 @@ asio::awaitable<void> run(std::shared_ptr<State> s) {
       wo.allow_bookmarks = true;
       wo.metadata_only = s->options.transform.metadata_only;
       wo.send_initial_events = w->send_initial_events;
+      wo.idle_timeout = w->idle_timeout;
       auto opened = co_await s->client.watch(s->options.gvk, s->options.ns, wo);
       if (opened) {
         const std::lock_guard lock(s->watch_mutex);
@@ -170,7 +286,11 @@ class ReflectorInformer final : public Informer {
  public:
   ReflectorInformer(const asio::any_io_executor& executor, ApiClient& client,
                     InformerOptions options)
-      : s_(std::make_shared<State>(executor, client, std::move(options))) {}
+      : s_(std::make_shared<State>(executor, client, std::move(options))) {
+    register_metrics_once();
+    s_->stalls = &stalls_counter(s_->options);
+    LiveInformers::instance().add(s_);
+  }
 
   ~ReflectorInformer() override { stop(); }
 
@@ -204,6 +324,8 @@ class ReflectorInformer final : public Informer {
   }
 
   bool has_synced() const override { return s_->synced.load(std::memory_order_acquire); }
+
+  InformerHealth health() const override { return s_->health(); }
 
  private:
   std::shared_ptr<State> s_;

@@ -6,6 +6,10 @@
 //   randomized 5-10 min timeout) -> on stream end: Watching again from the last seen
 //   resourceVersion -> on 410 Gone: Listing again, and the relist replaces the store
 //   atomically, emitting deletions for objects that vanished while disconnected.
+// A watch silent for `stall_timeout` (no event, bookmark or byte) is closed and resumed
+// the same way. Every informer shows in two metrics, labelled by kind, namespace and
+// selector: informer_last_event_age_seconds (how long since the server was last heard
+// from) and informer_watch_stalls_total.
 // Failures back off 800 ms doubling to 30 s with jitter, reset after 2 min of health.
 // Optional streaming list (sendInitialEvents) falls back to list+watch when refused.
 #pragma once
@@ -14,6 +18,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +45,19 @@ struct InformerOptions {
   net::BackoffPolicy backoff;
   std::chrono::seconds min_watch_timeout = kMinWatchTimeout;
   std::chrono::seconds max_watch_timeout = kMaxWatchTimeout;
+  // A watch that receives nothing (not even a bookmark) for this long is replaced: a
+  // multiple of the API server's bookmark interval (--watch-bookmark-interval times
+  // --watch-stall-multiple in the operator).
+  std::chrono::milliseconds stall_timeout = kDefaultStallTimeout;
+};
+
+// How an informer's connection is doing, readable from any thread.
+struct InformerHealth {
+  bool synced = false;
+  // When the server was last heard from (event, bookmark, opened watch, list page).
+  std::chrono::steady_clock::time_point last_event_at{};
+  // Since when no watch has been working; empty while one is open.
+  std::optional<std::chrono::steady_clock::time_point> disconnected_since;
 };
 
 // Handlers run on the informer's strand, one event at a time, in stream order. They
@@ -64,6 +82,7 @@ class Informer {
   virtual void stop() = 0;
   // True once the first list has been stored and its events delivered.
   virtual bool has_synced() const = 0;
+  virtual InformerHealth health() const = 0;
 };
 
 // The client must outlive the informer's coroutine: stop() the informer and let its

@@ -67,6 +67,13 @@ bool KindCache::has_synced() const {
                      [](const auto& i) { return i->has_synced(); });
 }
 
+std::vector<std::pair<std::string, InformerHealth>> KindCache::health() const {
+  std::vector<std::pair<std::string, InformerHealth>> out;
+  out.reserve(informers_.size());
+  for (const auto& i : informers_) out.emplace_back(i->options().ns, i->health());
+  return out;
+}
+
 void KindCache::add_handler(const EventHandler& handler) {
   for (const auto& i : informers_) i->add_handler(handler);
 }
@@ -102,6 +109,7 @@ KindCache& InformerFactory::cache(const CacheSpec& spec) {
     o.label_selector = spec.label_selector;
     o.field_selector = spec.field_selector;
     o.transform = spec.transform;
+    o.stall_timeout = stall_timeout_;
     informers.push_back(make_informer(executor_, client_, std::move(o)));
   };
   if (!spec.namespaced || namespaces_.empty()) {
@@ -188,6 +196,24 @@ std::vector<std::string> InformerFactory::unsynced() const {
     out.push_back(it != unserved_.end() && it->second
                       ? spec.gvk.kind + " (not served: is its CRD installed?)"
                       : spec.gvk.kind);
+  }
+  return out;
+}
+
+std::vector<std::string> InformerFactory::disconnected(net::Duration threshold) const {
+  const auto now = net::steady_clock().now();
+  const std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  for (const auto& [spec, cache] : caches_) {
+    for (const auto& [ns, h] : cache->health()) {
+      if (!h.synced || !h.disconnected_since || now - *h.disconnected_since <= threshold) {
+        continue;
+      }
+      const auto seconds =
+          std::chrono::duration_cast<std::chrono::seconds>(now - *h.disconnected_since).count();
+      out.push_back(spec.gvk.kind + (ns.empty() ? "" : " in " + ns) + " (disconnected for " +
+                    std::to_string(seconds) + " s)");
+    }
   }
   return out;
 }

@@ -58,6 +58,8 @@ class KindCache {
   std::vector<ObjectPtr> by_index(std::string_view index, std::string_view value) const;
   std::size_t size() const;
   bool has_synced() const;
+  // The health of each informer of the kind (one, or one per namespace), with its namespace.
+  std::vector<std::pair<std::string, InformerHealth>> health() const;
   // Both before start(): every informer of the kind gets the handler / index.
   void add_handler(const EventHandler& handler);
   void add_index(const std::string& name, const IndexFunc& fn);
@@ -87,8 +89,14 @@ class InformerFactory {
   bool all_synced() const;
   // Kinds not yet synced, for /readyz ("ServiceMonitor (not served: is its CRD installed?)").
   std::vector<std::string> unsynced() const;
+  // Caches whose watch has not been working for longer than `threshold` (only synced
+  // ones: an unsynced cache shows in unsynced()), for /readyz:
+  // "ServiceMonitor (disconnected for 212 s)".
+  std::vector<std::string> disconnected(net::Duration threshold) const;
   // How often discovery is polled while some kind is not served.
   void set_discovery_period(net::Duration period) { discovery_period_ = period; }
+  // The stall timeout of the watches of caches created from now on (InformerOptions).
+  void set_watch_stall_timeout(std::chrono::milliseconds timeout) { stall_timeout_ = timeout; }
   const std::vector<std::string>& namespaces() const { return namespaces_; }
 
  private:
@@ -101,6 +109,7 @@ class InformerFactory {
   bool polling_ = false;
   std::map<GroupVersionKind, bool> unserved_;  // kind -> still unserved (owned by mutex_)
   net::Duration discovery_period_ = std::chrono::seconds(30);
+  std::chrono::milliseconds stall_timeout_ = kDefaultStallTimeout;
   std::shared_ptr<std::atomic<bool>> stopped_ = std::make_shared<std::atomic<bool>>(false);
 
   void start_discovery_poll();  // mutex_ held

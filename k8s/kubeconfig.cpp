@@ -23,7 +23,9 @@
 
 #include "k8s/base64.hpp"
 #include "k8s/yaml.hpp"
+#include "net/http_client.hpp"
 #include "net/log.hpp"
+#include "net/pem.hpp"
 
 extern char** environ;
 
@@ -383,6 +385,15 @@ Result<void> merge(Merged& m, const Source& src) {
   return {};
 }
 
+enum class PemKind { certificates, private_key };
+
+Result<void> check_pem(std::string_view pem, PemKind kind) {
+  if (kind == PemKind::private_key) return net::check_private_key_pem(pem);
+  auto certificates = net::check_certificates_pem(pem);
+  if (!certificates) return certificates.error();
+  return {};
+}
+
 // Accessors that report "<file>: <field>.<key>: ..." errors.
 class Fields {
  public:
@@ -407,20 +418,28 @@ class Fields {
   }
 
   // PEM from `<key>-data` (base64) or the file named by `<key>`; "" when neither.
-  Result<std::string> pem(std::string_view key) const {
+  // Content that is not PEM of `kind` is an error naming the field it came from.
+  Result<std::string> pem(std::string_view key, PemKind kind) const {
     const std::string data_key = std::string(key) + "-data";
     auto data = string(data_key);
     if (!data) return data.error();
     if (!data->empty()) {
       auto decoded = base64_decode(*data);
       if (!decoded) return make_error(at(data_key) + ": not valid base64");
+      if (auto ok = check_pem(*decoded, kind); !ok) {
+        return make_error(at(data_key) + ": " + ok.error().message);
+      }
       return std::move(*decoded);
     }
     auto file = string(key);
     if (!file) return file.error();
     if (file->empty()) return std::string();
-    auto content = read_file(resolve(e_.source->dir, *file));
+    const std::string path = resolve(e_.source->dir, *file);
+    auto content = read_file(path);
     if (!content) return make_error(at(key) + ": " + content.error().message);
+    if (auto ok = check_pem(*content, kind); !ok) {
+      return make_error(at(key) + ": " + path + ": " + ok.error().message);
+    }
     return std::move(*content);
   }
 
@@ -517,7 +536,10 @@ Result<ClientConfig> resolve_context(const Merged& m, std::string_view context_f
   if (!server) return server.error();
   if (server->empty()) return make_error(cluster.at("server") + ": missing");
   cfg.server = *server;
-  auto ca = cluster.pem("certificate-authority");
+  if (auto endpoint = net::HttpEndpoint::parse(cfg.server); !endpoint) {
+    return make_error(cluster.at("server") + ": " + endpoint.error().message);
+  }
+  auto ca = cluster.pem("certificate-authority", PemKind::certificates);
   if (!ca) return ca.error();
   cfg.ca_pem = std::move(*ca);
   auto insecure = cluster.boolean("insecure-skip-tls-verify");
@@ -539,9 +561,9 @@ Result<ClientConfig> resolve_context(const Merged& m, std::string_view context_f
     return make_error(user.at("auth-provider") +
                       ": auth-provider plugins are not supported; use an exec credential plugin");
   }
-  auto cert = user.pem("client-certificate");
+  auto cert = user.pem("client-certificate", PemKind::certificates);
   if (!cert) return cert.error();
-  auto key = user.pem("client-key");
+  auto key = user.pem("client-key", PemKind::private_key);
   if (!key) return key.error();
   if (cert->empty() != key->empty()) {
     return make_error(user.at(cert->empty() ? "client-certificate" : "client-key") +
@@ -662,6 +684,10 @@ Result<ClientConfig> in_cluster_config(const ConfigSelection& selection) {
   auto ca = read_file(dir + "/" + std::string(kServiceAccountCa));
   if (!ca) {
     return make_error("in-cluster configuration: service-account CA: " + ca.error().message);
+  }
+  if (auto ok = net::check_certificates_pem(*ca); !ok) {
+    return make_error("in-cluster configuration: service-account CA " + dir + "/" +
+                      std::string(kServiceAccountCa) + ": " + ok.error().message);
   }
   cfg.ca_pem = std::move(*ca);
   auto source = make_file_token_source(dir + "/" + std::string(kServiceAccountToken));

@@ -297,12 +297,14 @@ void for_each_entry(const std::uint8_t* p, Fn&& fn) {
   }
 }
 
+// The value of `key`. A key that appears twice (JSON allows it; the decoders of
+// k8s/object_stream keep every member) resolves to its last value, as in Go's
+// encoding/json and Boost.JSON, so lookups agree with to_json().
 const std::uint8_t* find_entry(const std::uint8_t* obj, std::string_view key) {
   const std::uint8_t* found = nullptr;
   for_each_entry(obj, [&](std::string_view k, const std::uint8_t* v) {
-    if (k != key) return true;
-    found = v;
-    return false;
+    if (k == key) found = v;
+    return true;
   });
   return found;
 }
@@ -419,10 +421,12 @@ struct Object::Private final : LabelView {
   void locate() {
     const std::uint8_t* base = data();
     auto offset = [&](const std::uint8_t* v) { return static_cast<std::uint32_t>(v - base); };
+    // Every assignment, not the first match: a repeated key's last value wins (see
+    // find_entry).
     for_each_entry(base, [&](std::string_view k, const std::uint8_t* v) {
       if (k == "apiVersion") api_version = offset(v);
       if (k == "kind") kind = offset(v);
-      if (k == "metadata" && *v == kObject) metadata = offset(v);
+      if (k == "metadata") metadata = *v == kObject ? offset(v) : 0;
       return true;
     });
     if (metadata == 0) return;
@@ -432,10 +436,10 @@ struct Object::Private final : LabelView {
       if (k == "uid") uid = offset(v);
       if (k == "resourceVersion") rv = offset(v);
       if (k == "generation") generation = offset(v);
-      if (k == "deletionTimestamp" && *v != kNull) deletion = offset(v);
-      if (k == "labels" && *v == kObject) labels = offset(v);
-      if (k == "annotations" && *v == kObject) annotations = offset(v);
-      if (k == "ownerReferences" && *v == kArray) owners = offset(v);
+      if (k == "deletionTimestamp") deletion = *v != kNull ? offset(v) : 0;
+      if (k == "labels") labels = *v == kObject ? offset(v) : 0;
+      if (k == "annotations") annotations = *v == kObject ? offset(v) : 0;
+      if (k == "ownerReferences") owners = *v == kArray ? offset(v) : 0;
       return true;
     });
   }
@@ -552,10 +556,10 @@ std::vector<OwnerReference> Object::owner_references() const {
     OwnerReference ref;
     for_each_entry(entry, [&](std::string_view k, const std::uint8_t* v) {
       const auto s = read_string(v);
-      if (k == "apiVersion" && s) ref.api_version = *s;
-      if (k == "kind" && s) ref.kind = *s;
-      if (k == "name" && s) ref.name = *s;
-      if (k == "uid" && s) ref.uid = *s;
+      if (k == "apiVersion") ref.api_version = s.value_or("");
+      if (k == "kind") ref.kind = s.value_or("");
+      if (k == "name") ref.name = s.value_or("");
+      if (k == "uid") ref.uid = s.value_or("");
       if (k == "controller") ref.controller = *v == kTrue;
       if (k == "blockOwnerDeletion") ref.block_owner_deletion = *v == kTrue;
       return true;

@@ -387,7 +387,10 @@ class Handler {
   void end_container() {
     Frame f = frames_.back();
     frames_.pop_back();
-    if (frames_.empty() && (!has_api_version_ || !has_kind_)) {
+    // An object kept whole (an ERROR event's Status, or an object whose event type has
+    // not arrived yet) gets no apiVersion and kind: finish_event() fills them in when
+    // it turns out to be an object.
+    if (frames_.empty() && t_ != &identity_ && (!has_api_version_ || !has_kind_)) {
       // Object::from_json writes the missing apiVersion and kind first.
       fill_.clear();
       detail::Writer fw(fill_);

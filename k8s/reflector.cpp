@@ -69,8 +69,10 @@ ObjectPtr Reflector::encode(const json::value& v) const {
   return Object::from_json(v, config_.transform, config_.gvk);
 }
 
-Reflector::Step Reflector::start(net::TimePoint) {
+Reflector::Step Reflector::start(net::TimePoint now) {
   if (phase_ == Phase::stopped) return {{}, Stopped{}};
+  last_event_at_ = now;
+  disconnected_since_ = now;
   return relist();
 }
 
@@ -79,7 +81,7 @@ Reflector::Step Reflector::relist() {
   if (streaming_) {
     phase_ = Phase::opening_watch;
     initial_ = true;
-    return {{}, WatchRequest{"", watch_timeout(), true}};
+    return {{}, WatchRequest{"", watch_timeout(), true, config_.stall_timeout}};
   }
   phase_ = Phase::listing;
   initial_ = false;
@@ -89,7 +91,7 @@ Reflector::Step Reflector::relist() {
 Reflector::Step Reflector::rewatch() {
   phase_ = Phase::opening_watch;
   initial_ = false;
-  return {{}, WatchRequest{resource_version_, watch_timeout(), false}};
+  return {{}, WatchRequest{resource_version_, watch_timeout(), false, config_.stall_timeout}};
 }
 
 std::chrono::seconds Reflector::watch_timeout() {
@@ -101,6 +103,7 @@ std::chrono::seconds Reflector::watch_timeout() {
 Reflector::Step Reflector::fail(net::TimePoint now, Resume resume, const ApiError& error) {
   last_error_ = error;
   ++stats_.failures;
+  if (!disconnected_since_) disconnected_since_ = now;
   phase_ = Phase::backing_off;
   // Resuming a watch needs a stored list to resume from.
   after_wake_ = synced_ ? resume : Resume::relist;
@@ -144,6 +147,7 @@ Reflector::Step Reflector::on_list_page(net::TimePoint now, ApiResult<ListPage> 
 
 Reflector::Step Reflector::on_object_page(net::TimePoint now, ApiResult<ObjectListPage> page) {
   if (phase_ != Phase::listing) return {{}, Stopped{}};
+  if (page) last_event_at_ = now;
   if (!page) {
     const ApiError& e = page.error();
     // An expired continue token: the snapshot is gone; list again from the start at
@@ -191,6 +195,8 @@ Reflector::Step Reflector::on_watch_opened(net::TimePoint now, const ApiResult<v
   }
   phase_ = Phase::watching;
   watch_opened_at_ = now;
+  last_event_at_ = now;
+  disconnected_since_.reset();
   watch_events_ = 0;
   ++stats_.watches;
   return {{}, ReadEvent{}};
@@ -214,10 +220,19 @@ Reflector::Step Reflector::on_object_event(net::TimePoint now, ApiResult<ObjectW
     const ApiError& e = event.error();
     if (e.end_of_stream() && !initial_) {
       const bool healthy = watch_events_ > 0 || now - watch_opened_at_ >= kMinHealthyWatch;
-      if (healthy) return rewatch();
+      if (healthy) {
+        disconnected_since_ = now;
+        return rewatch();
+      }
+    }
+    if (e.stalled()) {
+      // Dead since it last delivered anything, not since the timeout noticed it.
+      ++stats_.stalls;
+      disconnected_since_ = last_event_at_;
     }
     return fail(now, initial_ ? Resume::relist : Resume::rewatch, e);
   }
+  last_event_at_ = now;
   return apply_event(now, *event);
 }
 

@@ -28,6 +28,15 @@
 // Every failure waits for the backoff (800 ms doubling to 30 s with jitter, reset after
 // two minutes of health). A relist always replaces the store atomically, so objects
 // deleted while disconnected are reported as deletions.
+//
+// Liveness: every watch asks for bookmarks, which kube-apiserver sends about once a
+// minute, so a healthy stream is never silent for long. A watch that receives nothing
+// for `stall_timeout` (a multiple of that interval; the transport enforces it per byte
+// and reports ApiError::stalled()) is presumed dead, like a half-open connection behind
+// a failed load balancer: it is closed and resumed from the last resourceVersion after
+// the backoff, as any failed stream is. The machine keeps when it last heard from the
+// server (last_event_at) and since when it has had no working watch
+// (disconnected_since), for the informer's metric and readiness check.
 #pragma once
 
 #include <chrono>
@@ -53,6 +62,9 @@ inline constexpr std::chrono::seconds kMaxWatchTimeout{600};
 // A watch that ends cleanly this soon without delivering anything counts as a failure,
 // so a server that closes every watch at once is not hammered in a tight loop.
 inline constexpr std::chrono::seconds kMinHealthyWatch{1};
+// Two bookmark intervals of kube-apiserver (one minute): with the backoff's first delay
+// a stalled stream is replaced about 121 s after the last byte it delivered.
+inline constexpr std::chrono::seconds kDefaultStallTimeout{120};
 // The bookmark annotation that ends the initial events of a streaming list.
 inline constexpr std::string_view kInitialEventsEnd = "k8s.io/initial-events-end";
 
@@ -64,6 +76,8 @@ struct ReflectorConfig {
   net::BackoffPolicy backoff;  // client-go's reflector defaults
   std::chrono::seconds min_watch_timeout = kMinWatchTimeout;
   std::chrono::seconds max_watch_timeout = kMaxWatchTimeout;
+  // A watch silent for this long (no event, bookmark or byte) is replaced.
+  std::chrono::milliseconds stall_timeout = kDefaultStallTimeout;
   std::uint64_t seed = std::random_device{}();  // watch timeouts and backoff jitter
 };
 
@@ -82,6 +96,9 @@ class Reflector {
     std::string resource_version;
     std::chrono::seconds timeout{0};
     bool send_initial_events = false;
+    // The stream fails as stalled when nothing arrives for this long (the transport's
+    // idle timeout between reads, WatchOptions::idle_timeout).
+    std::chrono::milliseconds idle_timeout{0};
   };
   // Read the next event of the open watch and report it with on_event().
   struct ReadEvent {};
@@ -107,6 +124,7 @@ class Reflector {
     std::uint64_t watches = 0;       // watches opened
     std::uint64_t failures = 0;      // failures that waited for the backoff
     std::uint64_t events = 0;        // watch events applied
+    std::uint64_t stalls = 0;        // watches replaced because they went silent
   };
 
   Reflector(ReflectorConfig config, Store& store);
@@ -132,6 +150,13 @@ class Reflector {
   bool streaming_list() const { return streaming_; }
   const Stats& stats() const { return stats_; }
   const std::optional<ApiError>& last_error() const { return last_error_; }
+  // When the server was last heard from: an event or bookmark, an opened watch, a list
+  // page (the start before any of these).
+  net::TimePoint last_event_at() const { return last_event_at_; }
+  // Since when no watch has been working (from the start until the first watch opens;
+  // from the end or failure of a watch until the next one opens; for a stalled watch,
+  // from the last time it delivered anything). Empty while a watch is open.
+  const std::optional<net::TimePoint>& disconnected_since() const { return disconnected_since_; }
 
  private:
   enum class Resume { relist, rewatch };
@@ -158,6 +183,8 @@ class Reflector {
   std::string continue_token_;      // of the page being listed
   Resume after_wake_ = Resume::relist;
   net::TimePoint watch_opened_at_{};
+  net::TimePoint last_event_at_{};
+  std::optional<net::TimePoint> disconnected_since_;
   std::uint64_t watch_events_ = 0;  // events delivered by the current watch
   net::Backoff backoff_;
   std::mt19937_64 rng_;

@@ -795,9 +795,15 @@ bool runes_less(const Runes& ar, const Runes& br) {
         }
       }
     }
+    // Go's int arithmetic wraps on overflow (a run of 20 digits), and go-yaml's order
+    // with it: accumulate modulo 2^64, as Go does, instead of overflowing (undefined in
+    // C++; found by fuzzing).
     std::size_t ai = i, bi = i;
-    for (; ai < ar.size() && rune_is_digit(ar[ai]); ++ai) an = an * 10 + (ar[ai] - '0');
-    for (; bi < br.size() && rune_is_digit(br[bi]); ++bi) bn = bn * 10 + (br[bi] - '0');
+    std::uint64_t au = static_cast<std::uint64_t>(an), bu = static_cast<std::uint64_t>(bn);
+    for (; ai < ar.size() && rune_is_digit(ar[ai]); ++ai) au = au * 10 + (ar[ai] - '0');
+    for (; bi < br.size() && rune_is_digit(br[bi]); ++bi) bu = bu * 10 + (br[bi] - '0');
+    an = static_cast<std::int64_t>(au);
+    bn = static_cast<std::int64_t>(bu);
     if (an != bn) return an < bn;
     if (ai != bi) return ai < bi;
     return ar[i] < br[i];
@@ -916,8 +922,12 @@ class Emitter {
       std::vector<const json::key_value_pair*> entries;
       entries.reserve(obj.size());
       for (const auto& kv : obj) entries.push_back(&kv);
-      std::sort(entries.begin(), entries.end(),
-                [](const auto* a, const auto* b) { return go_yaml_key_less(a->key(), b->key()); });
+      // Stable (merge) sort: go-yaml's order is not always transitive (`a333` < `a3333...`
+      // < `a4` < `a333` once a digit run wraps), and std::sort may then read out of
+      // bounds; a merge sort stays within the range whatever the comparator says.
+      std::stable_sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) {
+        return go_yaml_key_less(a->key(), b->key());
+      });
       bool first = true;
       for (const auto* kv : entries) {
         if (!(first && inline_first)) out_.append(static_cast<std::size_t>(indent), ' ');

@@ -23,6 +23,7 @@
 #include "net/detail/http_stream_impl.hpp"
 #include "net/detail/tls_context.hpp"
 #include "net/detail/watchdog.hpp"
+#include "net/redact.hpp"
 #include "net/error.hpp"
 #include "net/log.hpp"
 
@@ -445,9 +446,11 @@ asio::awaitable<boost::system::result<HttpResponse>> HttpClient::request_streame
 }
 
 Result<HttpEndpoint> HttpEndpoint::parse(std::string_view url) {
+  // Messages quote the URL redacted: a server URL may carry credentials.
+  const std::string quoted = "server URL \"" + redact_url(url) + "\"";
   auto parsed = boost::urls::parse_uri(url);
   if (!parsed) {
-    return make_error("server URL \"" + std::string(url) + "\": " + parsed.error().message());
+    return make_error(quoted + " is not an absolute URL (expected https://host[:port][/path])");
   }
   HttpEndpoint out;
   const auto scheme = parsed->scheme();
@@ -457,19 +460,17 @@ Result<HttpEndpoint> HttpEndpoint::parse(std::string_view url) {
   } else if (scheme == "http") {
     out.port = 80;
   } else {
-    return make_error("server URL \"" + std::string(url) + "\": scheme must be http or https");
+    return make_error(quoted + ": scheme must be http or https");
   }
   if (parsed->host_type() == boost::urls::host_type::ipv6) {
     out.host = parsed->host_address();
   } else {
     out.host = parsed->host();
   }
-  if (out.host.empty()) return make_error("server URL \"" + std::string(url) + "\": no host");
+  if (out.host.empty()) return make_error(quoted + ": no host");
   if (parsed->has_port()) {
     const auto port = parsed->port_number();
-    if (port == 0) {
-      return make_error("server URL \"" + std::string(url) + "\": port must be 1-65535");
-    }
+    if (port == 0) return make_error(quoted + ": port must be 1-65535");
     out.port = port;
   }
   std::string path(parsed->encoded_path());

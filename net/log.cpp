@@ -7,6 +7,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "net/redact.hpp"
+
 namespace aop::net::log {
 namespace {
 
@@ -113,16 +115,27 @@ void append_number(std::string& out, double v) {
   out += buf;
 }
 
+// Text as it is written: credentials in URLs redacted (net/redact.hpp), so an error
+// message quoting a URL cannot put a password in the log.
+void append_text(std::string& out, Format format, std::string_view text) {
+  std::string redacted;
+  if (text.find("://") != std::string_view::npos) {
+    redacted = redact(text);
+    text = redacted;
+  }
+  if (format == Format::json) {
+    append_json_string(out, text);
+  } else {
+    append_logfmt_string(out, text);
+  }
+}
+
 void append_value(std::string& out, Format format, const Field::Value& value) {
   std::visit(
       [&](const auto& v) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::string_view>) {
-          if (format == Format::json) {
-            append_json_string(out, v);
-          } else {
-            append_logfmt_string(out, v);
-          }
+          append_text(out, format, v);
         } else if constexpr (std::is_same_v<T, bool>) {
           out += v ? "true" : "false";
         } else if constexpr (std::is_same_v<T, double>) {
@@ -189,7 +202,7 @@ std::string format_record(Format format, Level level, std::string_view msg,
     out += ",\"level\":";
     append_json_string(out, level_name(level));
     out += ",\"msg\":";
-    append_json_string(out, msg);
+    append_text(out, format, msg);
     for (const auto& f : fields) {
       out += ',';
       append_json_string(out, f.key);
@@ -203,7 +216,7 @@ std::string format_record(Format format, Level level, std::string_view msg,
     out += " level=";
     out += level_name(level);
     out += " msg=";
-    append_logfmt_string(out, msg);
+    append_text(out, format, msg);
     for (const auto& f : fields) {
       out += ' ';
       out += f.key;

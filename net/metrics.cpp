@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "net/redact.hpp"
+
 namespace aop::net::metrics {
 
 Histogram::Histogram(const std::vector<double>& upper_bounds)
@@ -138,7 +140,22 @@ void Registry::counter_callback(std::string_view name, std::string_view help,
   e.callback = std::move(fn);
 }
 
+void Registry::gauge_callback(std::string_view name, std::string_view help,
+                              std::vector<std::string> label_names, std::function<Samples()> fn) {
+  const std::lock_guard lock(mutex_);
+  Entry& e = entry(name, Type::gauge, help, label_names);
+  if (e.gauges) throw std::logic_error("metric " + std::string(name) + " is a plain gauge");
+  e.samples = std::move(fn);
+}
+
 std::string escape_label_value(std::string_view v) {
+  // Label values are kinds, verbs and names, but one quoting a URL must not expose the
+  // credentials in it.
+  std::string redacted;
+  if (v.find("://") != std::string_view::npos) {
+    redacted = redact(v);
+    v = redacted;
+  }
   std::string out;
   out.reserve(v.size());
   for (const char c : v) {
@@ -221,7 +238,10 @@ std::string label_block(const std::vector<std::string>& names,
 std::string Registry::expose() const {
   const std::lock_guard lock(mutex_);
   std::string out;
-  for (const auto& [name, e] : entries_) {
+  for (const auto& entry : entries_) {
+    // Named, not a structured binding: the lambdas below capture them (clang 14).
+    const std::string& name = entry.first;
+    const Entry& e = entry.second;
     out += "# HELP " + name + " " + escape_help(e.help) + "\n";
     switch (e.type) {
       case Type::counter:
@@ -238,6 +258,13 @@ std::string Registry::expose() const {
         out += "# TYPE " + name + " gauge\n";
         if (e.callback) {
           out += name + " " + format_value(e.callback()) + "\n";
+        } else if (e.samples) {
+          auto samples = e.samples();
+          std::sort(samples.begin(), samples.end());
+          for (const auto& [labels, value] : samples) {
+            if (labels.size() != e.label_names.size()) continue;  // a programmer error
+            out += name + label_block(e.label_names, labels) + " " + format_value(value) + "\n";
+          }
         } else if (e.gauges) {
           e.gauges->for_each([&](const std::vector<std::string>& labels, const Gauge& g) {
             out += name + label_block(e.label_names, labels) + " " + format_value(g.value()) + "\n";

@@ -102,6 +102,12 @@ class Registry {
   void gauge_callback(std::string_view name, std::string_view help, std::function<double()> fn);
   // A counter whose value is computed when scraped (e.g. CPU seconds read from /proc).
   void counter_callback(std::string_view name, std::string_view help, std::function<double()> fn);
+  // A labelled gauge computed when scraped: `fn` returns one (label values, value) pair
+  // per series (e.g. the age of each informer's last event). Registering the name again
+  // replaces the function.
+  using Samples = std::vector<std::pair<std::vector<std::string>, double>>;
+  void gauge_callback(std::string_view name, std::string_view help,
+                      std::vector<std::string> label_names, std::function<Samples()> fn);
 
   // Prometheus text exposition format 0.0.4, families sorted by name.
   std::string expose() const;
@@ -115,6 +121,7 @@ class Registry {
     std::unique_ptr<Family<Gauge>> gauges;
     std::unique_ptr<Family<Histogram>> histograms;
     std::function<double()> callback;
+    std::function<Samples()> samples;
   };
   Entry& entry(std::string_view name, Type type, std::string_view help,
                const std::vector<std::string>& label_names);

@@ -3,10 +3,11 @@
 # and builds. Idempotent and quiet when nothing is missing. Sourced by tools/test.sh and
 # tools/demo.sh; run it directly to only set up and build.
 #
-#   tools/setup.sh [--preset dev|release|asan] [--no-build] [--with-js]
-#                  [--target T]... [--build-log FILE]
+#   tools/setup.sh [--preset dev|release|asan|tsan|fuzz] [--no-build] [--with-js]
+#                  [--with-fuzz] [--target T]... [--build-log FILE]
 #
-# --target limits the build to those targets; --build-log sends the build's output to
+# --with-fuzz also installs clang and its libFuzzer/sanitizer runtimes (tools/fuzz.sh,
+# and the fuzz smoke of tools/test.sh). --target limits the build to those targets; --build-log sends the build's output to
 # FILE and prints its last lines only when the build fails.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 preset=dev
 build=1
 with_js=0
+with_fuzz=0
 targets=()
 build_log=""
 while [ $# -gt 0 ]; do
@@ -21,6 +23,7 @@ while [ $# -gt 0 ]; do
     --preset) preset=$2; shift 2 ;;
     --no-build) build=0; shift ;;
     --with-js) with_js=1; shift ;;
+    --with-fuzz) with_fuzz=1; shift ;;
     --target) targets+=(--target "$2"); shift 2 ;;
     --build-log) build_log=$2; shift 2 ;;
     *) echo "setup.sh: unknown argument $1" >&2; exit 2 ;;
@@ -39,6 +42,8 @@ packages=(
   python3 python3-kubernetes python3-yaml
   binutils umoci runc
 )
+# clang 14 with libFuzzer and the sanitizer runtimes (about 300 MB): only when fuzzing.
+[ "$with_fuzz" -eq 0 ] || packages+=(clang libclang-rt-14-dev)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

@@ -1,11 +1,30 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, and runs every test.
-# Exits non-zero on any failure. Extra arguments go to ctest (e.g. -R informer).
+# The test command (CI runs it through .ci/run): installs what is missing, builds, and
+# runs every test. Exits non-zero on any failure.
+#
+#   1. dev build, every ctest test (labels unit, sim, integration, fidelity, deploy,
+#      demo, scale, golden)
+#   2. asan preset (AddressSanitizer + UndefinedBehaviorSanitizer): the unit, sim and
+#      integration tests
+#   3. tsan preset (ThreadSanitizer): the net and runtime tests
+#   4. fuzz smoke: every libFuzzer target for 20 s (tools/fuzz.sh)
+#
+# Extra arguments go to the ctest of stage 1 and skip stages 2-4 (tools/test.sh -R
+# informer, tools/test.sh -L unit). AOP_TEST_QUICK=1 also runs stage 1 only: for a quick
+# local run; CI runs everything.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-"$root/tools/setup.sh" --preset dev --with-js
-cd "$root"
+full=1
+if [ $# -gt 0 ] || [ "${AOP_TEST_QUICK:-0}" = 1 ]; then full=0; fi
+jobs=$(nproc)
 
+stage() { echo "== tools/test.sh: $* ($(date +%T))"; }
+
+setup_args=(--preset dev --with-js)
+[ "$full" -eq 0 ] || setup_args+=(--with-fuzz)
+stage "1/4 dev build and every test"
+"$root/tools/setup.sh" "${setup_args[@]}"
+cd "$root"
 # The real API server (tests/k8s/control_plane.hpp): the integration tests run a second
 # time on kube-apiserver with etcd (ctest label integration-real) when one is at hand.
 # KUBEBUILDER_ASSETS or AOP_KUBE_APISERVER set by the caller win; otherwise
@@ -26,4 +45,32 @@ if [ -n "${AOP_KUBE_APISERVER:-}" ] && [ -z "${KUBEBUILDER_ASSETS:-}" ] &&
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
 fi
 
-ctest --test-dir build --output-on-failure --no-tests=error -j "$(nproc)" "$@"
+ctest --test-dir build --output-on-failure --no-tests=error -j "$jobs" "$@"
+if [ "$full" -eq 0 ]; then
+  echo "tools/test.sh: stages 2-4 (sanitizers, fuzz smoke) skipped" >&2
+  exit 0
+fi
+
+# Sanitizer reports fail the run: UBSan aborts (-fno-sanitize-recover), ASan's leak check
+# is on, TSan exits non-zero on any report.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
+
+stage "2/4 asan build, unit, sim and integration tests"
+"$root/tools/setup.sh" --preset asan --build-log "$root/build/asan-build.log"
+ctest --test-dir build/asan --output-on-failure --no-tests=error -j "$jobs" -L 'unit|sim|integration' -LE integration-real
+
+stage "3/4 tsan build, net and runtime tests"
+tsan_tests=(net_unit_test net_http_test runtime_unit_test runtime_sim_test)
+targets=()
+for t in "${tsan_tests[@]}" kube-sim; do targets+=(--target "$t"); done
+"$root/tools/setup.sh" --preset tsan --build-log "$root/build/tsan-build.log" "${targets[@]}"
+for t in "${tsan_tests[@]}"; do
+  echo "-- $t"
+  "$root/build/tsan/tests/$t" --gtest_brief=1
+done
+
+stage "4/4 fuzz smoke, 20 s per target"
+"$root/tools/fuzz.sh" all 20
+stage "done"

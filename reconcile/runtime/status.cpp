@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 
+#include "net/redact.hpp"
+
 namespace aop::runtime {
 
 namespace json = boost::json;
@@ -18,6 +20,18 @@ k8s::ApiResult<bool> written(bool w) {
 std::string string_at(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
   return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// Status is readable by anyone who can read the root: strings in it (problem messages
+// quoting user input) never carry the credentials of a URL.
+void redact_strings(json::value& v) {
+  if (auto* str = v.if_string()) {
+    if (net::needs_redaction(*str)) *str = net::redact(*str);
+  } else if (auto* arr = v.if_array()) {
+    for (auto& item : *arr) redact_strings(item);
+  } else if (auto* obj = v.if_object()) {
+    for (auto& item : *obj) redact_strings(item.value());
+  }
 }
 
 }  // namespace
@@ -38,7 +52,7 @@ json::array merge_conditions(const json::array& existing, const std::vector<Cond
     json::object want{{"type", c.type},
                       {"status", c.status},
                       {"reason", c.reason},
-                      {"message", c.message},
+                      {"message", net::redact(c.message)},
                       {"observedGeneration", c.observed_generation}};
     auto it = std::find_if(out.begin(), out.end(), [&](const json::value& v) {
       return v.is_object() && string_at(v.get_object(), "type") == c.type;
@@ -65,7 +79,10 @@ StatusWriter::StatusWriter(k8s::ApiClient& client, StatusWriterOptions options)
 json::object StatusWriter::merged_status(const json::object& status, const StatusUpdate& update,
                                          bool& changed) const {
   json::object out = status;
-  for (const auto& [k, v] : update.fields) out[k] = v;
+  for (const auto& [k, v] : update.fields) {
+    out[k] = v;
+    redact_strings(out[k]);
+  }
   if (!update.conditions.empty()) {
     json::array existing;
     if (const auto* c = status.if_contains("conditions"); c && c->is_array()) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "reconcile/telegraf/validation.hpp"
@@ -138,6 +140,41 @@ bool has_document_marker(std::string_view text) {
     start = nl + 1;
   }
   return false;
+}
+
+// Counts the YAML documents of `text`, stopping at kMaxDocuments, and notes where the
+// second one starts. Not YAML::LoadAll: yaml-cpp 0.7 yields endless empty documents for some
+// inputs (`,- a`), so LoadAll never returns and fills memory; one annotation would take
+// the operator down. The parser is only asked for as many documents as the rules need.
+constexpr int kMaxDocuments = 100;
+
+struct DocumentCount : YAML::EventHandler {
+  int documents = 0;
+  int second_line = 0;  // 1-based
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents == 2) second_line = mark.line + 1;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+DocumentCount count_documents(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentCount count;
+  while (count.documents < kMaxDocuments && parser.HandleNextDocument(count)) {
+  }
+  return count;
 }
 
 class AnnotationReader {
@@ -424,9 +461,12 @@ AnnotationParse parse_annotation(std::string_view value) {
     out.errors.push_back(empty_hint);
     return out;
   }
-  std::vector<YAML::Node> docs;
+  const std::string text(value);
+  DocumentCount documents;
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(std::string(value));
+    documents = count_documents(text);
+    if (documents.documents == 1) doc = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     std::string msg = "the annotation value is not valid YAML: line " +
                       std::to_string(e.mark.line + 1) + ", column " +
@@ -436,19 +476,22 @@ AnnotationParse parse_annotation(std::string_view value) {
     out.errors.push_back(std::move(msg));
     return out;
   }
-  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull())) {
+  if (documents.documents == 0 || (documents.documents == 1 && doc.IsNull())) {
     out.errors.push_back(empty_hint);
     return out;
   }
-  if (docs.size() > 1) {
+  if (documents.documents > 1) {
     if (has_document_marker(value)) {
-      out.errors.push_back("the annotation value holds " + std::to_string(docs.size()) +
-                           " YAML documents (separated by `---`); put every endpoint in one "
-                           "list");
+      const int n = documents.documents;
+      out.errors.push_back(
+          "the annotation value holds " +
+          (n < kMaxDocuments ? std::to_string(n) : "at least " + std::to_string(n)) +
+          " YAML documents (separated by `---`); put every endpoint in one "
+          "list");
     } else {
       // yaml-cpp starts a new document where text no longer fits the first value.
       out.errors.push_back("the annotation value is not valid YAML: line " +
-                           std::to_string(line_of(docs[1])) +
+                           std::to_string(documents.second_line) +
                            " does not belong to the list or map above it; check the "
                            "indentation (a URL on its own line must be indented further than "
                            "its name)");
@@ -457,7 +500,7 @@ AnnotationParse parse_annotation(std::string_view value) {
   }
   try {
     AnnotationReader reader(out);
-    reader.read_root(docs[0]);
+    reader.read_root(doc);
   } catch (const YAML::Exception& e) {
     out.errors.push_back(std::string("the annotation value could not be read: ") + e.msg);
   }

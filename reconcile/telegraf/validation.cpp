@@ -1,6 +1,7 @@
 #include "reconcile/telegraf/validation.hpp"
 
 #include "k8s/duration.hpp"
+#include "net/redact.hpp"
 
 #include <array>
 #include <cstdint>
@@ -13,6 +14,10 @@
 
 namespace aop::telegraf {
 namespace {
+
+constexpr std::string_view kNoCredentials =
+    "credentials are not accepted in scrape URLs (the annotation and the generated ConfigMap "
+    "are readable by anyone who can read the namespace); scrape an endpoint that needs none";
 
 bool is_name_char(char c, bool first) {
   if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_') {
@@ -59,9 +64,34 @@ Complaint check_http_url(std::string_view url) {
     return "scheme \"" + std::string(u.scheme()) + "\" is not allowed; use http or https";
   }
   if (!u.has_authority() || u.encoded_host().empty()) return "the URL has no host";
-  if (u.has_password()) {
-    return "the URL contains a password; credentials in scrape URLs are not supported "
-           "(they would be stored in clear text in the ConfigMap)";
+  // Credentials do not belong here: annotations, the generated ConfigMap and the
+  // Events quoting them are readable by anyone who may read the namespace.
+  if (u.has_userinfo()) {
+    return std::string(u.has_password() ? "the URL contains a password"
+                                        : "the URL contains a user") +
+           " (user-info before the host); " + std::string(kNoCredentials);
+  }
+  for (const auto& param : u.params()) {
+    if (net::is_credential_key(param.key)) {
+      return "query parameter " + describe(param.key) + " looks like a credential; " +
+             std::string(kNoCredentials);
+    }
+  }
+  if (u.has_fragment()) {
+    // Not sent to the server, but written to the ConfigMap: the same rule.
+    const std::string_view fragment = u.encoded_fragment();
+    std::size_t start = 0;
+    while (start < fragment.size()) {
+      std::size_t end = fragment.find_first_of("&;", start);
+      if (end == std::string_view::npos) end = fragment.size();
+      const std::string_view param = fragment.substr(start, end - start);
+      if (const auto eq = param.find('=');
+          eq != std::string_view::npos && net::is_credential_key(param.substr(0, eq))) {
+        return "fragment parameter " + describe(param.substr(0, eq)) +
+               " looks like a credential; " + std::string(kNoCredentials);
+      }
+      start = end + 1;
+    }
   }
   if (u.has_port()) {
     std::string_view port = u.port();
@@ -154,6 +184,12 @@ bool is_dns_label(std::string_view text) {
 }
 
 std::string describe(std::string_view text) {
+  // Redacted before it is cut: a cut URL might no longer look like one.
+  std::string redacted;
+  if (net::needs_redaction(text)) {
+    redacted = net::redact(text);
+    text = redacted;
+  }
   constexpr std::size_t kMax = 80;
   constexpr std::string_view hex = "0123456789abcdef";
   const bool utf8 = is_valid_utf8(text);

@@ -18,7 +18,8 @@ using Complaint = std::optional<std::string>;
 Complaint check_endpoint_name(std::string_view name);
 
 // An absolute http or https URL with a host, parsed with Boost.URL (not a regex): no
-// password in the user-info, a port (when given) in 1..65535, and no `$` anywhere,
+// user-info and no credential-like query or fragment parameter (net/redact.hpp's list),
+// a port (when given) in 1..65535, and no `$` anywhere,
 // because telegraf expands `$VAR` and `${VAR}` in its configuration file before
 // parsing it, so a `$` in a URL could send ${INFLUX_TOKEN} to the scraped host.
 Complaint check_http_url(std::string_view url);
@@ -36,8 +37,9 @@ bool is_valid_utf8(std::string_view text);
 // environment expansion, see check_http_url).
 Complaint check_tag_text(std::string_view text);
 
-// Quotes a user-supplied value for an error message: quotes and control characters
-// escaped, cut after 80 bytes (at a character boundary) so Events stay readable.
+// Quotes a user-supplied value for an error message: URL credentials redacted
+// (net/redact.hpp), quotes and control characters escaped, cut after 80 bytes (at a character
+// boundary) so Events stay readable.
 std::string describe(std::string_view text);
 
 // RFC 1123 label, as Kubernetes requires for namespace names.

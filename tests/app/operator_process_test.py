@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The agent-operator binary as a user runs it, against kube-sim.
 
-Covers: /healthz, /readyz and /metrics on a running process; that no secret value reaches
-logs or metrics; graceful shutdown on SIGTERM; leader election between two replicas
+Covers: /healthz, /readyz and /metrics on a running process; a stalled watch replaced
+and /readyz failing while caches have no working watch; that no secret value reaches
+logs or metrics; graceful shutdown on SIGTERM; exit 1 on a broken kubeconfig; leader election between two replicas
 (one leader, a ready standby, takeover when the leader stops); usage errors; and that the
 README documents every flag of `--help`.
 
@@ -79,7 +80,8 @@ class KubeSim:
         self.kubeconfig = os.path.join(tmp, "kubeconfig")
         self.proc = subprocess.Popen(
             [os.path.join(BIN_DIR, "kube-sim"), "--listen", "127.0.0.1:0", "--kubeconfig-out",
-             self.kubeconfig, "--preload", os.path.join(SOURCE_DIR, "deploy", "crds")],
+             self.kubeconfig, "--preload", os.path.join(SOURCE_DIR, "deploy", "crds"),
+             "--bookmark-interval", "200ms"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.proc.stdout.readline()
         m = re.match(r"kube-sim listening on (\S+)", line)
@@ -114,6 +116,14 @@ class KubeSim:
     def get(self, path):
         status, body = http_get(self.url + path)
         return json.loads(body) if status == 200 else None
+
+    def faults(self, settings):
+        req = urllib.request.Request(self.url + "/admin/faults", data=json.dumps(settings).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        urllib.request.urlopen(req, timeout=10).read()
+
+    def stats(self):
+        return self.get("/admin/stats")
 
     def stop(self):
         self.proc.kill()
@@ -227,6 +237,53 @@ class OperatorProcessTest(unittest.TestCase):
             return secret and b"other.example.com" in base64.b64decode(secret["data"]["agent.yml"])
         wait_for("the new leader to write the changed config", config_has_new_url)
 
+    def test_stalled_watch_is_replaced_and_readyz_reports_disconnection(self):
+        self.sim.apply(HIERARCHY)
+        # kube-sim sends a bookmark every 200 ms; a watch silent for 5 of them is stalled.
+        op = self.operator("op", "--watch-bookmark-interval=200ms", "--watch-stall-multiple=5",
+                           "--readiness-disconnected-threshold=2s")
+        wait_for("/readyz 200", lambda: http_get(op.health + "/readyz")[0] == 200)
+        wait_for("the config Secret", lambda: self.sim.get(
+            "/api/v1/namespaces/monitoring/secrets/agent-config"))
+        mi = "/apis/monitoring.grafana.com/v1alpha1/namespaces/monitoring/metricsinstances/primary"
+
+        def config_has(url):
+            import base64
+            secret = self.sim.get("/api/v1/namespaces/monitoring/secrets/agent-config")
+            return secret and url.encode() in base64.b64decode(secret["data"]["agent.yml"])
+
+        # Every watch stream goes silent after its next event (it stays open).
+        self.sim.faults({"stall_watch_after": 1})
+        self.sim.merge_patch(mi, {"spec": {"remoteWrite": [{"url": "https://before.example.com/push"}]}})
+        wait_for("the change before the stall", lambda: config_has("https://before.example.com/push"))
+        wait_for("the MetricsInstance watch to stall",
+                 lambda: self.sim.stats()["faults"].get("stall_watch_after", 0) >= 1)
+        started = time.monotonic()
+        self.sim.merge_patch(mi, {"spec": {"remoteWrite": [{"url": "https://during.example.com/push"}]}})
+        self.sim.faults({"reset": True})
+        wait_for("the change made during the stall", lambda: config_has("https://during.example.com/push"))
+        print("stall timeout 1 s: change applied %.2f s after it was made" % (time.monotonic() - started),
+              file=sys.stderr)
+        self.assertIn("watch stalled: nothing received, not even a bookmark; replacing it", op.text())
+        stalls = [float(v) for v in re.findall(
+            r'^informer_watch_stalls_total\{kind="MetricsInstance.monitoring.grafana.com",[^}]*\} (\S+)$',
+            http_get(op.metrics + "/metrics")[1], re.M)]
+        self.assertGreaterEqual(sum(stalls), 1)
+        self.assertIsNotNone(op.metric("informer_last_event_age_seconds"))
+        self.assertEqual(http_get(op.health + "/readyz")[0], 200)
+
+        # Every watch ends and the API server fails every request: after the threshold
+        # /readyz names the caches cut off; once the server answers again it recovers.
+        self.sim.faults({"http_503": 1.0, "retry_after_seconds": 0, "expire_watches": True})
+        # Every cache crosses the threshold, each at its own moment.
+        status, body = wait_for("/readyz 503 naming the MetricsInstance cache", lambda: (
+            lambda r: r if r[0] == 503 and "MetricsInstance (disconnected for " in r[1] else None)(
+            http_get(op.health + "/readyz")))
+        self.assertIn("[-]watches: no working watch for more than 2 s:", body)
+        self.sim.faults({"reset": True})
+        wait_for("/readyz 200 again", lambda: http_get(op.health + "/readyz")[0] == 200)
+        self.assertEqual(op.stop(), 0)
+
     def test_unreachable_api_server_is_alive_but_not_ready(self):
         import socket
         with socket.socket() as s:  # a port nothing listens on
@@ -316,6 +373,37 @@ class OperatorProcessTest(unittest.TestCase):
         self.assertIn("scheme=https auth=token-file", op.text())
         self.assertNotIn("second-token", op.text())
         self.assertEqual(op.stop(), 0)
+
+    def test_broken_kubeconfig_exits_1_naming_the_field(self):
+        import base64
+        ca_file = os.path.join(self.tmp.name, "ca.crt")
+        with open(ca_file, "w") as f:
+            f.write("not a certificate\n")
+        not_pem = base64.b64encode(b"not a certificate\n").decode()
+        cases = (
+            ("server: 'ftp://127.0.0.1:21'",
+             'clusters[0].cluster.server: server URL \\"ftp://127.0.0.1:21\\": scheme must be http or https'),
+            ("server: 'not a url'",
+             'clusters[0].cluster.server: server URL \\"not a url\\" is not an absolute URL'),
+            ("server: 'https://127.0.0.1:1', certificate-authority-data: " + not_pem,
+             "clusters[0].cluster.certificate-authority-data: no PEM certificate found"),
+            ("server: 'https://127.0.0.1:1', certificate-authority: " + ca_file,
+             "clusters[0].cluster.certificate-authority: %s: no PEM certificate found" % ca_file),
+        )
+        for cluster, needle in cases:
+            kubeconfig = os.path.join(self.tmp.name, "broken")
+            with open(kubeconfig, "w") as f:
+                f.write("apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+                        "clusters: [{name: x, cluster: {%s}}]\n"
+                        "contexts: [{name: x, context: {cluster: x, user: x}}]\n"
+                        "users: [{name: x, user: {}}]\n" % cluster)
+            r = subprocess.run([os.path.join(BIN_DIR, "agent-operator"), "--kubeconfig", kubeconfig,
+                                "--health-probe-bind-address=127.0.0.1:0",
+                                "--metrics-bind-address=127.0.0.1:0"],
+                               capture_output=True, text=True, timeout=DEADLINE)
+            self.assertEqual(r.returncode, 1, cluster + "\n" + r.stderr)
+            self.assertIn('msg="cannot start"', r.stderr)
+            self.assertIn(needle, r.stderr)
 
     def test_usage_errors_exit_2_with_a_message(self):
         for args, needle in ((["--workers=zero"], "--workers: expected an integer"),

@@ -18,6 +18,8 @@
 
 #include "k8s/api_client.hpp"
 #include "k8s/informer.hpp"
+#include "k8s/informer_factory.hpp"
+#include "net/metrics.hpp"
 #include "tests/k8s/async_helpers.hpp"
 #include "tests/k8s/cluster.hpp"
 #include "tests/k8s/gate_client.hpp"
@@ -464,4 +466,112 @@ TEST(InformerKubeSimOnly, StreamingListFillsTheCacheWithoutAList) {
   ASSERT_TRUE(io.run(client->remove(kConfigMap, {"ns-1", "cm-1"})));
   EXPECT_TRUE(tst::wait_until([&] { return informer->store().size() == 299u; }));
   informer->stop();
+}
+
+namespace {
+
+json::value config_map(const std::string& name, const std::string& value) {
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "ConfigMap"},
+                      {"metadata", {{"name", name}, {"namespace", "default"}}},
+                      {"data", {{"value", value}}}};
+}
+
+std::uint64_t sim_fault_count(const tst::KubeSim& sim, std::string_view mode) {
+  const auto stats = sim.stats();
+  const auto* n = stats.at("faults").as_object().if_contains(mode);
+  return n != nullptr ? n->to_number<std::uint64_t>() : 0;
+}
+
+// A sample of the metric for this test's informer (kind ConfigMap, all namespaces), or -1.
+double metric_sample(const std::string& name) {
+  const std::string text = aop::net::metrics::registry().expose();
+  const std::string series = name + "{kind=\"ConfigMap\",namespace=\"\",selector=\"\"} ";
+  const auto at = text.find(series);
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size()));
+}
+
+}  // namespace
+
+// A watch that goes silent without closing (a half-open connection, a dead load
+// balancer) is noticed by the absence of bookmarks, closed and resumed from its last
+// resourceVersion: a change made during the stall reaches the cache right after.
+TEST(InformerSim, AStalledWatchIsReplacedAndTheChangeMadeDuringTheStallArrives) {
+  tst::KubeSim sim({"--bookmark-interval", "100ms"});
+  tst::IoThreads io(2);
+  auto client = make_api_client(io.executor(), sim.client_config(), fast_client("informer"));
+  ASSERT_TRUE(io.run(client->create(config_map("first", "0"))));
+  auto options = fast_informer(kConfigMap);
+  options.stall_timeout = 2s;  // twenty bookmark intervals
+  auto informer = make_informer(io.executor(), *client, options);
+  informer->start();
+  ASSERT_TRUE(tst::wait_until([&] { return informer->has_synced(); }));
+  const auto synced_at = informer->health().last_event_at;
+  // Bookmarks keep a healthy idle watch alive past the stall timeout: the informer
+  // hears from the same watch long after the timeout would have fired without them.
+  ASSERT_TRUE(tst::wait_until([&] { return informer->health().last_event_at > synced_at + 3s; }));
+  EXPECT_EQ(sim.stats().at("watches_started"), 1) << "a healthy idle watch was replaced";
+  EXPECT_FALSE(informer->health().disconnected_since);
+  const double age = metric_sample("informer_last_event_age_seconds");
+  EXPECT_GE(age, 0);
+  EXPECT_LT(age, 2.0) << "bookmarks count as signs of life";
+
+  // Streams now go silent after their next event (no events, bookmarks or end), but
+  // stay open.
+  sim.set_faults(R"({"stall_watch_after": 1})");
+  ASSERT_TRUE(io.run(client->create(config_map("before-stall", "1"))));
+  ASSERT_TRUE(tst::wait_until([&] {
+    return informer->store().get({"default", "before-stall"}) != nullptr;
+  }));
+  ASSERT_TRUE(tst::wait_until([&] { return sim_fault_count(sim, "stall_watch_after") == 1; }));
+  const double stalls_before = std::max(0.0, metric_sample("informer_watch_stalls_total"));
+  const auto changed_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(io.run(client->create(config_map("during-stall", "2"))));
+  // The stalled stream stays stalled; the next one will work.
+  sim.clear_faults();
+
+  ASSERT_TRUE(tst::wait_until([&] {
+    return informer->store().get({"default", "during-stall"}) != nullptr;
+  })) << "the change made during the stall never reached the cache";
+  const auto replaced_in = std::chrono::steady_clock::now() - changed_at;
+  std::printf(
+      "stall timeout 2 s: the change made during the stall reached the cache %.2f s "
+      "after it was made\n",
+      std::chrono::duration<double>(replaced_in).count());
+  const auto stats = sim.stats();
+  EXPECT_EQ(stats.at("watches_started"), 2) << "resumed with one new watch";
+  EXPECT_EQ(stats.at("requests").at("by_verb").at("list"), 1) << "resumed without a relist";
+  EXPECT_EQ(metric_sample("informer_watch_stalls_total"), stalls_before + 1);
+  EXPECT_FALSE(informer->health().disconnected_since);
+  informer->stop();
+}
+
+// A cache that cannot get a working watch back for longer than the threshold is
+// reported (the operator's /readyz "watches" check), and no longer once one opens.
+TEST(InformerSim, ACacheWithoutAWorkingWatchIsReportedDisconnected) {
+  tst::KubeSim sim({"--bookmark-interval", "100ms"});
+  tst::IoThreads io(2);
+  auto client = make_api_client(io.executor(), sim.client_config(), fast_client("informer"));
+  ASSERT_TRUE(io.run(client->create(config_map("first", "0"))));
+  InformerFactory factory(io.executor(), *client, {});
+  CacheSpec spec;
+  spec.gvk = kConfigMap;
+  KindCache& cache = factory.cache(spec);
+  factory.start();
+  ASSERT_TRUE(tst::wait_until([&] { return cache.has_synced(); }));
+  EXPECT_TRUE(factory.disconnected(0s).empty());
+
+  // The open watch ends (410 in the stream) and every request fails from then on.
+  sim.set_faults(R"({"http_503": 1.0, "retry_after_seconds": 0, "expire_watches": true})");
+  ASSERT_TRUE(tst::wait_until([&] { return !factory.disconnected(1s).empty(); }))
+      << "a cache cut off for more than the threshold was not reported";
+  const auto reported = factory.disconnected(1s);
+  EXPECT_NE(reported.front().find("ConfigMap (disconnected for "), std::string::npos)
+      << reported.front();
+  EXPECT_EQ(cache.size(), 1u) << "the cache keeps its contents while disconnected";
+
+  sim.clear_faults();
+  ASSERT_TRUE(tst::wait_until([&] { return factory.disconnected(0s).empty(); }));
+  factory.stop();
 }

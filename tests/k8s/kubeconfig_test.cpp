@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "k8s/base64.hpp"
+#include "net/tls_certs.hpp"
 
 using namespace aop;
 using namespace aop::k8s;
@@ -16,9 +17,25 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCa = "-----BEGIN CERTIFICATE-----\nQ0E=\n-----END CERTIFICATE-----\n";
-const std::string kCert = "-----BEGIN CERTIFICATE-----\nQ0VSVA==\n-----END CERTIFICATE-----\n";
-const std::string kKey = "-----BEGIN PRIVATE KEY-----\nS0VZ\n-----END PRIVATE KEY-----\n";
+// Real PEM: the configuration is checked at load time (a CA that is not a certificate is
+// a start-up error).
+const net::CertificateAndKey& test_ca() {
+  static const net::CertificateAndKey ca = net::generate_ca("kubeconfig-test-ca").value();
+  return ca;
+}
+const net::CertificateAndKey& test_client() {
+  static const net::CertificateAndKey client = [] {
+    net::CertificateRequest req;
+    req.common_name = "kubeconfig-test-user";
+    req.server_auth = false;
+    req.client_auth = true;
+    return net::issue_certificate(test_ca(), req).value();
+  }();
+  return client;
+}
+const std::string kCa = test_ca().cert_pem;
+const std::string kCert = test_client().cert_pem;
+const std::string kKey = test_client().key_pem;
 
 // A fresh directory per test, removed afterwards.
 class TempDir {
@@ -173,6 +190,76 @@ TEST(Kubeconfig, ClearErrorsNameTheFileAndField) {
             "kubeconfig: cannot read " + missing + ": No such file or directory");
 }
 
+// A server that is not an http(s) URL, and CA or client material that is not PEM, are
+// configuration errors found at load time (the operator exits with them) instead of
+// failures of every request later.
+TEST(Kubeconfig, ServerMustBeAnHttpUrlAndPemMustParse) {
+  auto with_server = [](const std::string& server) {
+    return "current-context: x\nclusters:\n- name: c\n  cluster: {server: '" + server +
+           "'}\ncontexts:\n- name: x\n  context: {cluster: c}\n";
+  };
+  EXPECT_EQ(error_of(parse_kubeconfig(with_server("ftp://10.0.0.1:21"), "", "/")),
+            "kubeconfig: clusters[0].cluster.server: server URL \"ftp://10.0.0.1:21\": scheme "
+            "must be http or https");
+  EXPECT_EQ(error_of(parse_kubeconfig(with_server("not a url"), "", "/")),
+            "kubeconfig: clusters[0].cluster.server: server URL \"not a url\" is not an absolute "
+            "URL (expected https://host[:port][/path])");
+  EXPECT_EQ(error_of(parse_kubeconfig(with_server("https://"), "", "/")),
+            "kubeconfig: clusters[0].cluster.server: server URL \"https://\": no host");
+  // The message never repeats credentials a URL carries.
+  EXPECT_EQ(error_of(parse_kubeconfig(with_server("ftp://admin:hunter2@10.0.0.1"), "", "/")),
+            "kubeconfig: clusters[0].cluster.server: server URL \"ftp://REDACTED@10.0.0.1\": "
+            "scheme must be http or https");
+  for (const std::string ok : {"https://10.0.0.1:6443", "http://localhost:8080",
+                               "https://[fd00::1]:443", "https://api.example.com/k8s/clusters/x"}) {
+    EXPECT_TRUE(parse_kubeconfig(with_server(ok), "", "/")) << ok;
+  }
+
+  TempDir dir;
+  const std::string not_pem = "this is not a certificate\n";
+  EXPECT_EQ(error_of(parse_kubeconfig(
+                config_with_user("    token: t\n", "    certificate-authority-data: " +
+                                                       base64_encode(not_pem) + "\n"),
+                "", "/")),
+            "kubeconfig: clusters[0].cluster.certificate-authority-data: no PEM certificate found");
+  const std::string damaged =
+      "-----BEGIN CERTIFICATE-----\nbm90IERFUg==\n-----END CERTIFICATE-----\n";
+  EXPECT_EQ(error_of(parse_kubeconfig(
+                config_with_user("    token: t\n", "    certificate-authority-data: " +
+                                                       base64_encode(damaged) + "\n"),
+                "", "/")),
+            "kubeconfig: clusters[0].cluster.certificate-authority-data: a CERTIFICATE block is "
+            "not a valid X.509 certificate");
+  const auto ca_file = dir.file("ca.crt", not_pem);
+  EXPECT_EQ(error_of(parse_kubeconfig(
+                config_with_user("    token: t\n", "    certificate-authority: ca.crt\n"), "",
+                dir.path())),
+            "kubeconfig: clusters[0].cluster.certificate-authority: " + ca_file +
+                ": no PEM certificate found");
+  // A key in place of the client certificate, a certificate in place of the key.
+  EXPECT_EQ(error_of(parse_kubeconfig(
+                config_with_user("    client-certificate-data: " + base64_encode(kKey) +
+                                 "\n    client-key-data: " + base64_encode(kKey) + "\n"),
+                "", "/")),
+            "kubeconfig: users[0].user.client-certificate-data: no PEM certificate found");
+  EXPECT_EQ(error_of(parse_kubeconfig(
+                config_with_user("    client-certificate-data: " + base64_encode(kCert) +
+                                 "\n    client-key-data: " + base64_encode(kCert) + "\n"),
+                "", "/")),
+            "kubeconfig: users[0].user.client-key-data: no unencrypted PEM private key found");
+
+  // In-cluster: the service account's CA file too.
+  dir.file("sa/token", "t\n");
+  dir.file("sa/ca.crt", not_pem);
+  ConfigSelection sel;
+  sel.service_account_dir = dir.path() + "/sa";
+  sel.service_host = "10.96.0.1";
+  sel.service_port = "443";
+  EXPECT_EQ(error_of(in_cluster_config(sel)), "in-cluster configuration: service-account CA " +
+                                                  dir.path() +
+                                                  "/sa/ca.crt: no PEM certificate found");
+}
+
 TEST(Kubeconfig, TokenFileIsReReadEveryMinute) {
   TempDir dir;
   const auto token_path = dir.file("token", "first\n");
@@ -302,8 +389,10 @@ TEST(Kubeconfig, ExecPluginFailuresAreClear) {
 
 TEST(Kubeconfig, KubeconfigListMergesFirstWins) {
   TempDir dir;
-  dir.file("one/ca.crt", "CA-ONE");
-  dir.file("two/ca.crt", "CA-TWO");
+  const std::string ca_one = net::generate_ca("one").value().cert_pem;
+  const std::string ca_two = net::generate_ca("two").value().cert_pem;
+  dir.file("one/ca.crt", ca_one);
+  dir.file("two/ca.crt", ca_two);
   const auto one = dir.file("one/config",
                             "current-context: from-one\n"
                             "clusters:\n- name: shared\n  cluster: {server: 'https://one:1', "
@@ -324,7 +413,7 @@ TEST(Kubeconfig, KubeconfigListMergesFirstWins) {
   auto c = load_client_config(sel);
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->server, "https://one:1");  // first current-context, first "shared"
-  EXPECT_EQ(c->ca_pem, "CA-ONE");
+  EXPECT_EQ(c->ca_pem, ca_one);
   EXPECT_EQ(token_of(*c), "one-token");
 
   // A context from the second file, still with the first file's user of that name; its
@@ -333,7 +422,7 @@ TEST(Kubeconfig, KubeconfigListMergesFirstWins) {
   c = load_client_config(sel);
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->server, "https://two:3");
-  EXPECT_EQ(c->ca_pem, "CA-TWO");
+  EXPECT_EQ(c->ca_pem, ca_two);
   EXPECT_EQ(token_of(*c), "one-token");
 }
 

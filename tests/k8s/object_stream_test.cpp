@@ -147,6 +147,32 @@ TEST(ListDecoder, SkipsItemsThatAreNotObjectsAndUnknownFields) {
   EXPECT_EQ(d.continue_token(), "c1");
 }
 
+// A member repeated in one object (no API server sends it, but JSON allows it): the
+// decoders keep every member, and every lookup sees the last one, as Go and Boost.JSON
+// do. Found by fuzzing (fuzz/corpus/list_decoder/regression-duplicate-keys).
+TEST(ListDecoder, ARepeatedKeyResolvesToItsLastValue) {
+  const std::string item =
+      R"({"metadata":{"name":"a","uid":"first","labels":{"x":"1"},"uid":"last",)"
+      R"("labels":{"y":"2"},"ownerReferences":[{"kind":"A","name":"o","kind":7}],)"
+      R"("annotations":{"k":"v"},"annotations":null},"data":{"k":"v"},"data":"text"})";
+  ListDecoder d(Transform{}, kSecretKind);
+  ASSERT_FALSE(d.feed(R"({"items":[)" + item + "]}"));
+  ASSERT_FALSE(d.finish());
+  ASSERT_EQ(d.items().size(), 1u);
+  const auto& o = *d.items()[0];
+  EXPECT_EQ(o.uid(), "last");
+  EXPECT_EQ(o.label("y"), "2");
+  EXPECT_EQ(o.label("x"), std::nullopt);
+  EXPECT_EQ(o.annotation("k"), std::nullopt);
+  ASSERT_EQ(o.owner_references().size(), 1u);
+  EXPECT_EQ(o.owner_references()[0].kind, "");
+  EXPECT_EQ(o.at({"data"}), json::value("text"));
+  // The same object as Boost.JSON reads it (which keeps the last of each key).
+  const auto reference = Object::from_json(json::parse(item), Transform{}, kSecretKind);
+  EXPECT_EQ(o.to_json(), reference->to_json());
+  EXPECT_EQ(o.uid(), reference->uid());
+}
+
 TEST(ListDecoder, ReportsBadBodies) {
   {
     ListDecoder d(Transform{}, kSecretKind);
@@ -249,6 +275,27 @@ TEST(WatchDecoder, ErrorEventsCarryTheWholeStatus) {
     EXPECT_EQ(out[0].object, nullptr);
     EXPECT_EQ(out[0].status, status);
   }
+  // Untouched also when it lacks kind and apiVersion: they are not filled in from the
+  // watched kind (found by fuzzing: fuzz/corpus/watch_decoder/regression-status-kind).
+  const json::value bare = json::parse(R"({"code":500,"message":"etcd leader changed"})");
+  for (const bool type_first : {true, false}) {
+    const std::string text = type_first
+                                 ? R"({"type":"ERROR","object":)" + json::serialize(bare) + "}"
+                                 : R"({"object":)" + json::serialize(bare) + R"(,"type":"ERROR"})";
+    WatchDecoder d(Transform{}, kSecretKind);
+    std::vector<DecodedWatchEvent> out;
+    ASSERT_FALSE(d.feed(text, out));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].status, bare);
+  }
+  // An object whose type comes after it still gets them, once it is known to be one.
+  WatchDecoder d(Transform{}, kSecretKind);
+  std::vector<DecodedWatchEvent> out;
+  ASSERT_FALSE(d.feed(R"({"object":{"metadata":{"name":"s"}},"type":"ADDED"})", out));
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_NE(out[0].object, nullptr);
+  EXPECT_EQ(out[0].object->kind(), "Secret");
+  EXPECT_EQ(out[0].object->api_version(), "v1");
 }
 
 TEST(WatchDecoder, MalformedEventsAreReportedAsSuch) {

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
+#include "net/error.hpp"
+
 namespace json = boost::json;
 using namespace aop;
 using namespace aop::k8s;
@@ -41,6 +43,14 @@ ApiError error(int code, std::string reason = {}) {
 ApiError end_of_stream() {
   ApiError e;
   e.transport = boost::asio::error::eof;
+  return e;
+}
+
+// What the transport reports when a watch received nothing for its idle timeout.
+ApiError stalled() {
+  ApiError e;
+  e.transport = net::Errc::idle_timeout;
+  e.message = "reading the watch stream: stream received nothing within its idle timeout";
   return e;
 }
 
@@ -291,6 +301,81 @@ TEST(Reflector, BackoffDoublesToThirtySecondsAndResetsAfterTwoHealthyMinutes) {
   s.clock().advance(3min);
   s.stream_fails(connection_reset());
   EXPECT_LE(s.expect_sleep(), 800ms);
+}
+
+TEST(Reflector, AStalledWatchIsReplacedFromItsLastResourceVersion) {
+  ReflectorConfig config = Script::make_config();
+  config.stall_timeout = 3s;
+  Script s(config);
+  list_abc(s);
+  s.changes();
+  // Every watch carries the stall timeout for the transport to enforce.
+  EXPECT_EQ(s.expect_watch().idle_timeout, 3s);
+  s.open();
+  s.clock().advance(1s);
+  s.event(T::modified, cm("a", "11"));
+  const auto last_heard = s.clock().now();
+  EXPECT_EQ(s.reflector().last_event_at(), last_heard);
+  s.clock().advance(2s);
+  s.event(T::bookmark, bookmark("15"));
+  EXPECT_EQ(s.reflector().last_event_at(), last_heard + 2s) << "a bookmark is a sign of life";
+  EXPECT_FALSE(s.reflector().disconnected_since());
+
+  // Nothing more: the transport gives up after 3 s of silence.
+  s.clock().advance(3s);
+  s.stream_fails(stalled());
+  EXPECT_EQ(s.reflector().stats().stalls, 1u);
+  // Disconnected since the stream last delivered something, not since it was noticed.
+  EXPECT_EQ(s.reflector().disconnected_since(), last_heard + 2s);
+  // The usual backoff, then the watch resumes where the dead one stopped (no relist).
+  const auto delay = s.sleep();
+  EXPECT_GE(delay, 400ms);
+  EXPECT_LE(delay, 1200ms);
+  const auto w = s.expect_watch();
+  EXPECT_EQ(w.resource_version, "15");
+  EXPECT_EQ(w.idle_timeout, 3s);
+  s.open();
+  EXPECT_FALSE(s.reflector().disconnected_since());
+  // A change made during the stall arrives on the new stream.
+  s.event(T::modified, cm("b", "16"));
+  EXPECT_EQ(s.changes(), (Strings{"update a@11", "update b@16"}));
+  EXPECT_EQ(s.reflector().stats().lists, 1u);
+  EXPECT_EQ(s.reflector().stats().stalls, 1u);
+}
+
+TEST(Reflector, DisconnectedSinceCoversEveryGapBetweenWatches) {
+  Script s;
+  const auto started = s.clock().now();
+  s.start();
+  EXPECT_EQ(s.reflector().disconnected_since(), started);
+  s.clock().advance(1s);
+  s.page({cm("a", "1")}, "10");
+  EXPECT_EQ(s.reflector().disconnected_since(), started) << "a list is not a watch";
+  s.open();
+  EXPECT_FALSE(s.reflector().disconnected_since());
+
+  // A clean end: disconnected until the next watch opens.
+  s.clock().advance(5min);
+  const auto ended = s.clock().now();
+  s.stream_fails(end_of_stream());
+  EXPECT_EQ(s.reflector().disconnected_since(), ended);
+  s.open();
+  EXPECT_FALSE(s.reflector().disconnected_since());
+
+  // The server goes away: every retry keeps the first moment of the outage.
+  s.clock().advance(1min);
+  const auto outage = s.clock().now();
+  s.stream_fails(connection_reset());
+  for (int i = 0; i < 4; ++i) {
+    s.sleep();
+    s.open_fails(connection_reset());
+    EXPECT_EQ(s.reflector().disconnected_since(), outage);
+  }
+  EXPECT_EQ(s.reflector().last_event_at(), outage - 1min) << "last heard when the watch opened";
+  s.sleep();
+  s.open();
+  EXPECT_FALSE(s.reflector().disconnected_since());
+  EXPECT_EQ(s.reflector().stats().stalls, 0u);
 }
 
 TEST(Reflector, ExpiredContinueTokenRestartsTheListAtOnce) {

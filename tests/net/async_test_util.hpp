@@ -95,7 +95,9 @@ class ScriptedServer {
         hold_open_(hold_open),
         wait_for_request_(wait_for_request),
         tls_(std::move(tls)) {
-    asio::co_spawn(ex, accept_loop(), asio::detached);
+    // On the acceptor's strand, like the destructor's close: the loop and the close must
+    // not run at once on two threads (ThreadSanitizer found them doing so).
+    asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
   }
   ~ScriptedServer() {
     std::promise<void> done;

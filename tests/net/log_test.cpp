@@ -32,6 +32,19 @@ TEST(Log, TextQuotesValuesWithSpacesQuotesAndEquals) {
             "error=\"connection reset by peer\" path=\"a=b\" q=\"say \\\"hi\\\"\" empty=\"\"\n");
 }
 
+TEST(Log, UrlCredentialsAreRedactedInEveryFormat) {
+  for (const auto format : {Format::text, Format::json}) {
+    const std::string line = format_record(
+        format, Level::warn, "GET https://u:pw1@h/x failed",
+        {{"url", "http://user:pw2@host/m?token=tk3&page=2"}, {"error", "dial http://h/?sig=s4"}},
+        kTs);
+    for (const auto* secret : {"pw1", "pw2", "user", "tk3", "s4"}) {
+      EXPECT_EQ(line.find(secret), std::string::npos) << secret << " in " << line;
+    }
+    EXPECT_NE(line.find("http://REDACTED@host/m?token=REDACTED&page=2"), std::string::npos) << line;
+  }
+}
+
 TEST(Log, TextEscapesNewlinesSoARecordStaysOneLine) {
   const std::string line =
       format_record(Format::text, Level::error, "bad\nthing", {{"detail", "x\ny\tz\x01"}}, kTs);

@@ -31,6 +31,15 @@ TEST(Metrics, CounterWithLabelsIsExposedSortedWithHelpAndType) {
             "workqueue_depth{name=\"agent\"} 7\n");
 }
 
+TEST(Metrics, LabelValuesNeverShowUrlCredentials) {
+  Registry r;
+  r.counter("requests_total", "Requests.", {"target"}).with({"https://u:pw@h:1/?token=t"}).inc();
+  const std::string text = r.expose();
+  EXPECT_NE(text.find("requests_total{target=\"https://REDACTED@h:1/?token=REDACTED\"} 1"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Metrics, LabelValuesAreEscaped) {
   EXPECT_EQ(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
   Registry r;
@@ -130,6 +139,20 @@ TEST(ProcessMetrics, ReadFromProc) {
   for (int i = 0; i < 20'000'000; ++i) sink = sink + i;
   EXPECT_GT(scraped(r.expose(), "process_cpu_seconds_total"),
             scraped(before, "process_cpu_seconds_total"));
+}
+
+TEST(Metrics, LabelledCallbackGaugeIsComputedAtScrapeTimeInLabelOrder) {
+  Registry r;
+  double age = 1;
+  r.gauge_callback("last_event_age_seconds", "Age.", {"kind"}, [&] {
+    return Registry::Samples{{{"Secret"}, age}, {{"ConfigMap"}, 2 * age}};
+  });
+  age = 1.5;
+  EXPECT_NE(r.expose().find("# TYPE last_event_age_seconds gauge\n"
+                            "last_event_age_seconds{kind=\"ConfigMap\"} 3\n"
+                            "last_event_age_seconds{kind=\"Secret\"} 1.5\n"),
+            std::string::npos)
+      << r.expose();
 }
 
 TEST(Metrics, SpecialValues) {

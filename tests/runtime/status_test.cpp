@@ -102,6 +102,19 @@ TEST_F(StatusWriterTest, WritesOnlyWhenTheStatusChanges) {
             "2023-11-14T22:23:20Z");
 }
 
+TEST_F(StatusWriterTest, UrlCredentialsNeverReachTheStatus) {
+  StatusWriter w(api, options);
+  StatusUpdate u = reconciled("False", "remote write http://u:pw@h/push?token=t failed");
+  u.fields["problems"] =
+      json::array{json::object{{"path", "spec.url"}, {"message", "bad url https://u:pw@h/?sig=s"}}};
+  bool changed = false;
+  const json::object merged = w.merged_status({}, u, changed);
+  const std::string text = json::serialize(merged);
+  EXPECT_EQ(text.find("pw"), std::string::npos) << text;
+  EXPECT_NE(text.find("http://REDACTED@h/push?token=REDACTED failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("https://REDACTED@h/?sig=REDACTED"), std::string::npos) << text;
+}
+
 TEST_F(StatusWriterTest, AConflictReReadsAndMergesAgain) {
   StatusWriter w(api, options);
   const auto stale = cached();

@@ -38,7 +38,7 @@ TEST(HttpUrl, AcceptsAbsoluteHttpAndHttps) {
   for (std::string_view ok :
        {"http://a", "https://example.com/metrics", "http://svc.ns.svc:8082/metrics",
         "http://10.0.0.1:9090/m?x=1&y=2", "http://[::1]:8080/", "HTTP://upper.case/",
-        "http://user@host/metrics", "http://host:65535/", "https://h/p#frag"}) {
+        "http://host:65535/", "https://h/p#frag", "http://h/m?format=text&keyword=x"}) {
     EXPECT_EQ(check_http_url(ok), std::nullopt) << ok;
   }
 }
@@ -52,8 +52,21 @@ TEST(HttpUrl, NamesTheRuleThatFailed) {
   EXPECT_NE(rule("host:8080/metrics").find("scheme"), std::string::npos);
   EXPECT_NE(rule("http:///metrics").find("no host"), std::string::npos);
   EXPECT_NE(rule("http:metrics").find("no host"), std::string::npos);
-  EXPECT_NE(rule("http://user:pw@host/").find("password"), std::string::npos);
+  EXPECT_NE(rule("http://user:pw@host/").find("the URL contains a password"), std::string::npos);
   EXPECT_NE(rule("http://user:@host/").find("password"), std::string::npos);
+  EXPECT_NE(rule("http://user@host/metrics").find("the URL contains a user"), std::string::npos);
+  EXPECT_NE(rule("http://h/m?page=1&access_token=abc")
+                .find("query parameter \"access_token\" "
+                      "looks like a credential"),
+            std::string::npos);
+  EXPECT_NE(rule("http://h/m?X-Amz-Signature=abc").find("X-Amz-Signature"), std::string::npos);
+  EXPECT_NE(rule("http://h/m#token=abc").find("fragment parameter \"token\""), std::string::npos);
+  // The rule never quotes the credential itself.
+  for (std::string_view bad :
+       {"http://user:hunter2@host/", "http://h/?token=hunter2", "http://h/#sig=hunter2"}) {
+    EXPECT_EQ(rule(bad).find("hunter2"), std::string::npos) << rule(bad);
+    EXPECT_NE(rule(bad).find("not accepted in scrape URLs"), std::string::npos) << bad;
+  }
   EXPECT_NE(rule("http://host:0/").find("port 0"), std::string::npos);
   EXPECT_NE(rule("http://host:70000/").find("port 70000"), std::string::npos);
   EXPECT_NE(rule("http://host:/").find("empty port"), std::string::npos);
@@ -117,6 +130,10 @@ TEST(Describe, QuotesEscapesAndCuts) {
   const std::string mixed = describe(std::string(79, 'x') + "\xC3\xA9\xC3\xA9");
   EXPECT_TRUE(is_valid_utf8(mixed));
   EXPECT_EQ(describe("\xFF"), "\"\\xff\"");
+  // URL credentials are redacted before the cut, which could leave half a URL that no
+  // longer looks like one.
+  const std::string long_url = "http://user:" + std::string(100, 'p') + "@host/";
+  EXPECT_EQ(describe(long_url), "\"http://REDACTED@host/\"");
 }
 
 }  // namespace
