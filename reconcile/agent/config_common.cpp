@@ -187,10 +187,10 @@ object remote_write(RenderContext& ctx, std::string_view ns, const RemoteWriteSp
     set_ne(qc, "batch_send_deadline", q.batch_send_deadline);
     set_ne(qc, "min_backoff", q.min_backoff);
     set_ne(qc, "max_backoff", q.max_backoff);
-    if (ctx.fixed()) {
-      set_nz(qc, "max_retries", static_cast<double>(q.max_retries));
-      set_true(qc, "retry_on_rate_limit", q.retry_on_rate_limit);
-    }
+    // Fixed mode writes what Prometheus' remote write reads: retryOnRateLimit is
+    // `retry_on_http_429`; maxRetries has no key (Prometheus retries until the sample
+    // ages out) and is left out rather than written as a key that fails the file.
+    if (ctx.fixed()) set_true(qc, "retry_on_http_429", q.retry_on_rate_limit);
     o["queue_config"] = std::move(qc);
   }
   if (rw.metadata_config) {

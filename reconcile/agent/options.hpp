@@ -16,7 +16,7 @@ namespace aop::agent {
 //  * config numbers ≥ 1e6 that are integral print as integers (no `1e+06`);
 //  * OAuth2 client IDs from ConfigMaps are rendered;
 //  * ServiceMonitor/PodMonitor endpoint `authorization` and `oauth2` are rendered;
-//  * remote_write queue `max_retries` / `retry_on_rate_limit` are rendered;
+//  * remote_write queue `retryOnRateLimit` is rendered as `retry_on_http_429`;
 //  * Probe `metricRelabelings`, `sampleLimit`, `targetLimit` are rendered;
 //  * the governing Service selects only the metrics pods;
 //  * `filterRunning` defaults to on (the prometheus-operator default).

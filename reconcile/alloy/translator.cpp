@@ -804,7 +804,8 @@ std::optional<Block> Translator::endpoint(const value& v, const std::string& pat
                          {"min_backoff", "min_backoff", T::prom_duration},
                          {"max_backoff", "max_backoff", T::prom_duration}},
                         qp, s, {"retry_on_rate_limit", "retry_on_http_429", "max_retries"});
-      // The fixed compat mode writes Prometheus's retry_on_rate_limit; both mean the same.
+      // Both spellings mean the same: retry_on_http_429 is Prometheus' key (what the
+      // fixed compat mode writes); retry_on_rate_limit is the CRD's name for it.
       const char* retry =
           qo->contains("retry_on_http_429") ? "retry_on_http_429" : "retry_on_rate_limit";
       put(qb, *qo, {retry, "retry_on_http_429", T::boolean}, qp, s);
