@@ -5,9 +5,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <istream>
 #include <limits>
 #include <optional>
+#include <streambuf>
+#include <unordered_map>
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 #include <boost/json.hpp>
 
@@ -140,111 +144,693 @@ json::value resolve_plain(std::string_view s) {
   return json::string(s);
 }
 
-std::string mark_of(const YAML::Node& node) {
-  const auto m = node.Mark();
+// ---------------------------------------------------------------------------------
+// Input checks before the parser sees the bytes: YAML streams are UTF-8 here (as for
+// kubectl and the agent); UTF-16/32, NUL bytes, invalid UTF-8 and the control characters
+// YAML does not allow are refused with their position.
+// ---------------------------------------------------------------------------------
+
+std::string position(std::string_view text, std::size_t offset) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0u) != 0x80u) {
+      ++column;  // count characters, not continuation bytes
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+std::string hex_code_point(std::uint32_t cp) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "U+%04X", cp);
+  return buf;
+}
+
+Result<void> check_encoding(std::string_view text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const auto starts = [&](std::initializer_list<unsigned char> bom) {
+    if (text.size() < bom.size()) return false;
+    std::size_t i = 0;
+    for (const unsigned char b : bom) {
+      if (byte(i++) != b) return false;
+    }
+    return true;
+  };
+  const std::string_view convert = "; save it as UTF-8";
+  if (starts({0x00, 0x00, 0xFE, 0xFF}) || starts({0xFF, 0xFE, 0x00, 0x00})) {
+    return make_error("the input is UTF-32 encoded (it starts with a UTF-32 byte order mark)" +
+                      std::string(convert));
+  }
+  if (starts({0xFE, 0xFF}) || starts({0xFF, 0xFE})) {
+    return make_error("the input is UTF-16 encoded (it starts with a UTF-16 byte order mark)" +
+                      std::string(convert));
+  }
+  // UTF-16 without a byte order mark: ASCII text with every other byte NUL.
+  if (text.size() >= 2 && ((byte(0) == 0 && byte(1) != 0) || (byte(0) != 0 && byte(1) == 0))) {
+    return make_error("the input looks UTF-16 encoded (NUL bytes between ASCII characters)" +
+                      std::string(convert));
+  }
+  std::size_t i = 0;
+  if (starts({0xEF, 0xBB, 0xBF})) i = 3;  // a UTF-8 byte order mark is allowed
+  const std::size_t n = text.size();
+  while (i < n) {
+    const unsigned char c = byte(i);
+    if (c < 0x80) {
+      if (c == 0) return make_error("the input contains a NUL byte at " + position(text, i));
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+        return make_error("the input contains the control character " + hex_code_point(c) + " at " +
+                          position(text, i) +
+                          "; YAML allows only tab, line feed and carriage return");
+      }
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+      cp = c & 0x1Fu;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      cp = c & 0x0Fu;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      cp = c & 0x07u;
+    }
+    bool valid = len != 0 && i + len <= n;
+    for (std::size_t k = 1; valid && k < len; ++k) {
+      const unsigned char cc = byte(i + k);
+      valid = (cc & 0xC0u) == 0x80u;
+      cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    if (valid) {
+      valid = !((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+                (cp >= 0xD800 && cp <= 0xDFFF));
+    }
+    if (!valid) return make_error("the input is not valid UTF-8 at " + position(text, i));
+    // C1 controls other than NEL, and the two non-characters YAML excludes.
+    if ((cp >= 0x80 && cp <= 0x9F && cp != 0x85) || cp == 0xFFFE || cp == 0xFFFF) {
+      return make_error("the input contains the control character " + hex_code_point(cp) + " at " +
+                        position(text, i));
+    }
+    i += len;
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------
+// The parser's input: the caller's bytes without a copy, handed out in windows so that
+// the bytes consumed since the last parse event can be bounded. yaml-cpp reads a scalar
+// (or a comment) whole before reporting it; without this a 100 MiB scalar would be read
+// and held before any limit could look at it.
+// ---------------------------------------------------------------------------------
+
+class BoundedInput final : public std::streambuf {
+ public:
+  BoundedInput(std::string_view text, std::size_t max_gap) : text_(text), max_gap_(max_gap) {
+    window(0);
+  }
+
+  // Where the last event started (a byte offset); the parser never needs to read more
+  // than max_gap bytes past it.
+  void mark_event(std::size_t pos) { event_pos_ = std::max(event_pos_, pos); }
+  bool stopped() const { return stopped_; }
+  std::size_t stopped_at() const { return stopped_at_; }
+
+ private:
+  static constexpr std::size_t kWindow = 64 * 1024;
+
+  void window(std::size_t from) {
+    char* base = const_cast<char*>(text_.data());  // never written: get area only
+    const std::size_t to = std::min(text_.size(), from + kWindow);
+    setg(base + from, base + from, base + to);
+  }
+
+  int_type underflow() override {
+    const auto pos = static_cast<std::size_t>(gptr() - text_.data());
+    if (pos >= text_.size()) return traits_type::eof();
+    if (pos > event_pos_ + max_gap_) {
+      stopped_ = true;
+      stopped_at_ = event_pos_;
+      return traits_type::eof();
+    }
+    window(pos);
+    return traits_type::to_int_type(*gptr());
+  }
+
+  std::string_view text_;
+  std::size_t max_gap_;
+  std::size_t event_pos_ = 0;
+  bool stopped_ = false;
+  std::size_t stopped_at_ = 0;
+};
+
+// ---------------------------------------------------------------------------------
+// Parse events → JSON values, with the limits enforced as the values are built. Anchors
+// keep their converted value and its size, so an alias is charged its full expanded size
+// before it is copied: a 1 KiB "billion laughs" document fails after copying at most
+// max_alias_nodes nodes, not after expanding to gigabytes.
+// ---------------------------------------------------------------------------------
+
+struct LimitExceeded {
+  std::string message;
+};
+
+std::string at(const YAML::Mark& m) {
   if (m.is_null()) return {};
   return " at line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1);
 }
 
-Result<json::value> convert(const YAML::Node& node, int depth);
+bool is_string_tag(const std::string& tag) {
+  return tag == "!" || tag == "tag:yaml.org,2002:str";
+}
 
-Result<std::string> key_string(const YAML::Node& key) {
-  if (!key.IsScalar()) return make_error("unsupported non-scalar mapping key" + mark_of(key));
-  const std::string& text = key.Scalar();
-  if (key.Tag() == "!" || key.Tag() == "tag:yaml.org,2002:str") return text;
+std::string key_text(const std::string& tag, const std::string& text) {
+  if (is_string_tag(tag)) return text;
   const json::value v = resolve_plain(text);
-  if (v.is_bool()) return std::string(v.get_bool() ? "true" : "false");
-  if (v.is_null()) return std::string("null");
+  if (v.is_bool()) return v.get_bool() ? "true" : "false";
+  if (v.is_null()) return "null";
   return text;
 }
 
-Result<json::value> convert(const YAML::Node& node, int depth) {
-  constexpr int kMaxDepth = 512;  // defends against pathological nesting
-  if (depth > kMaxDepth) return make_error("YAML nesting too deep");
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return json::value(nullptr);
-    case YAML::NodeType::Scalar: {
-      const std::string& tag = node.Tag();
-      if (tag == "!" || tag == "tag:yaml.org,2002:str")
-        return json::value(json::string(node.Scalar()));
-      return resolve_plain(node.Scalar());
+// The size of a converted value, as the limits count it.
+struct Size {
+  std::size_t nodes = 0;
+  std::size_t bytes = 0;  // scalar and key bytes
+  std::size_t depth = 0;  // collection levels below and including the value
+};
+
+class Converter final : public YAML::EventHandler {
+ public:
+  Converter(const ParseLimits& limits, BoundedInput& input) : limits_(limits), input_(input) {}
+
+  // The converted document (null for an empty one), after OnDocumentEnd.
+  json::value take() { return std::move(result_); }
+  const ParseLimits& limits() const { return limits_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    event(mark);
+    result_ = nullptr;
+    anchors_.clear();
+    total_ = {};
+    alias_nodes_ = 0;
+    stack_.clear();
+  }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    event(mark);
+    count(mark, Size{1, 0, 0});
+    Scalar raw{"?", "~"};
+    complete(mark, json::value(nullptr), Size{1, 0, 0}, anchor, &raw);
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    event(mark);
+    const auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) fail("an alias names an unknown anchor" + at(mark));
+    const Anchored& a = it->second;
+    alias_nodes_ += a.size.nodes;
+    if (alias_nodes_ > limits_.max_alias_nodes) {
+      fail("YAML aliases expand to more than " + std::to_string(limits_.max_alias_nodes) +
+           " nodes" + at(mark) +
+           " (an alias bomb?); write repeated parts out instead of aliasing them");
     }
-    case YAML::NodeType::Sequence: {
-      json::array arr;
-      arr.reserve(node.size());
-      for (const auto& item : node) {
-        auto v = convert(item, depth + 1);
-        if (!v) return v;
-        arr.push_back(std::move(*v));
-      }
-      return json::value(std::move(arr));
+    if (stack_.size() + a.size.depth > limits_.max_depth) fail_depth(mark);
+    count(mark, a.size);
+    complete(mark, json::value(a.value), a.size, 0, a.raw ? &*a.raw : nullptr);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& text) override {
+    event(mark);
+    if (text.size() > limits_.max_scalar_bytes) fail_scalar(mark.pos);
+    const Size size{1, text.size(), 0};
+    count(mark, size);
+    Scalar raw{tag, text};
+    // A mapping key stays text: it is converted in complete().
+    if (!stack_.empty() && stack_.back().is_map && stack_.back().expecting_key) {
+      complete(mark, json::value(nullptr), size, anchor, &raw);
+      return;
     }
-    case YAML::NodeType::Map: {
-      json::object obj;
-      std::vector<YAML::Node> merges;
-      for (const auto& kv : node) {
-        if (kv.first.IsScalar() && kv.first.Tag() == "?" && kv.first.Scalar() == "<<") {
-          merges.push_back(kv.second);
-          continue;
-        }
-        auto key = key_string(kv.first);
-        if (!key) return key.error();
-        auto v = convert(kv.second, depth + 1);
-        if (!v) return v;
-        obj[*key] = std::move(*v);
-      }
-      // Merge keys (`<<: *anchor`): explicit keys win over merged ones.
-      for (const auto& m : merges) {
-        std::vector<YAML::Node> sources;
-        if (m.IsSequence()) {
-          for (const auto& s : m) sources.push_back(s);
+    json::value v = is_string_tag(tag) ? json::value(json::string(text)) : resolve_plain(text);
+    complete(mark, std::move(v), size, anchor, &raw);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(mark, anchor, false);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(mark, anchor, true);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Scalar {
+    std::string tag;
+    std::string text;
+  };
+  struct Anchored {
+    json::value value;
+    Size size;
+    std::optional<Scalar> raw;  // for scalars: their text, should they be used as a key
+  };
+  struct Frame {
+    bool is_map = false;
+    YAML::anchor_t anchor = 0;
+    YAML::Mark mark;
+    json::value value;  // json::array or json::object
+    Size size{1, 0, 1};
+    bool expecting_key = true;
+    std::string key;
+    bool merge_key = false;  // the pending key is `<<`
+    std::vector<std::pair<json::value, YAML::Mark>> merges;
+  };
+
+  [[noreturn]] void fail(std::string message) { throw LimitExceeded{std::move(message)}; }
+  [[noreturn]] void fail_depth(const YAML::Mark& mark) {
+    fail("YAML nesting is deeper than " + std::to_string(limits_.max_depth) + " levels" + at(mark));
+  }
+  [[noreturn]] void fail_scalar(std::size_t) {
+    fail("a YAML scalar or comment is longer than " + std::to_string(limits_.max_scalar_bytes) +
+         " bytes");
+  }
+
+  void event(const YAML::Mark& mark) {
+    if (input_.stopped()) fail_scalar(input_.stopped_at());
+    if (!mark.is_null() && mark.pos >= 0) input_.mark_event(static_cast<std::size_t>(mark.pos));
+  }
+
+  void count(const YAML::Mark& mark, const Size& s) {
+    total_.nodes += s.nodes;
+    total_.bytes += s.bytes;
+    if (total_.nodes > limits_.max_nodes) {
+      fail("the YAML document has more than " + std::to_string(limits_.max_nodes) + " nodes" +
+           at(mark));
+    }
+    if (total_.bytes > limits_.max_document_bytes) {
+      fail("the YAML document's values add up to more than " +
+           std::to_string(limits_.max_document_bytes) + " bytes" + at(mark));
+    }
+  }
+
+  void open(const YAML::Mark& mark, YAML::anchor_t anchor, bool is_map) {
+    event(mark);
+    if (!stack_.empty() && stack_.back().is_map && stack_.back().expecting_key) {
+      fail("a mapping key is a " + std::string(is_map ? "mapping" : "sequence") + at(mark) +
+           "; only scalar keys are supported");
+    }
+    if (stack_.size() + 1 > limits_.max_depth) fail_depth(mark);
+    count(mark, Size{1, 0, 0});
+    Frame f;
+    f.is_map = is_map;
+    f.anchor = anchor;
+    f.mark = mark;
+    if (is_map) {
+      f.value = json::object();
+    } else {
+      f.value = json::array();
+    }
+    stack_.push_back(std::move(f));
+  }
+
+  void close() {
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    if (f.is_map) {
+      // Merge keys (`<<: *anchor`): explicit keys win over merged ones, earlier merged
+      // mappings over later ones.
+      auto& obj = f.value.get_object();
+      for (auto& [merged, mark] : f.merges) {
+        std::vector<const json::value*> sources;
+        if (merged.is_array()) {
+          for (const auto& s : merged.get_array()) sources.push_back(&s);
         } else {
-          sources.push_back(m);
+          sources.push_back(&merged);
         }
-        for (const auto& src : sources) {
-          auto merged = convert(src, depth + 1);
-          if (!merged) return merged;
-          if (!merged->is_object())
-            return make_error("merge key value is not a mapping" + mark_of(m));
-          for (auto& kv : merged->get_object()) {
+        for (const json::value* src : sources) {
+          if (!src->is_object()) fail("merge key value is not a mapping" + at(mark));
+          for (const auto& kv : src->get_object()) {
             if (!obj.contains(kv.key())) obj[kv.key()] = kv.value();
           }
         }
       }
-      return json::value(std::move(obj));
+    }
+    complete(f.mark, std::move(f.value), f.size, f.anchor, nullptr);
+  }
+
+  // A node is finished: remember it under its anchor, then hand it to its parent.
+  void complete(const YAML::Mark& mark, json::value v, const Size& size, YAML::anchor_t anchor,
+                const Scalar* raw) {
+    if (anchor != 0) {
+      Anchored a{v, size, raw ? std::optional<Scalar>(*raw) : std::nullopt};
+      // The copy kept for aliases is memory too.
+      count(mark, Size{0, size.bytes, 0});
+      anchors_.insert_or_assign(anchor, std::move(a));
+    }
+    if (stack_.empty()) {
+      result_ = std::move(v);
+      return;
+    }
+    Frame& parent = stack_.back();
+    parent.size.nodes += size.nodes;
+    parent.size.bytes += size.bytes;
+    parent.size.depth = std::max(parent.size.depth, size.depth + 1);
+    if (!parent.is_map) {
+      parent.value.get_array().push_back(std::move(v));
+      return;
+    }
+    if (parent.expecting_key) {
+      if (raw == nullptr) {
+        fail("a mapping key is not a scalar" + at(mark) + "; only scalar keys are supported");
+      }
+      parent.merge_key = raw->tag == "?" && raw->text == "<<";
+      parent.key = parent.merge_key ? std::string() : key_text(raw->tag, raw->text);
+      parent.expecting_key = false;
+      return;
+    }
+    parent.expecting_key = true;
+    if (parent.merge_key) {
+      parent.merges.emplace_back(std::move(v), mark);
+      return;
+    }
+    parent.value.get_object()[parent.key] = std::move(v);
+  }
+
+  const ParseLimits& limits_;
+  BoundedInput& input_;
+  json::value result_;
+  std::vector<Frame> stack_;
+  std::unordered_map<YAML::anchor_t, Anchored> anchors_;
+  Size total_;
+  std::size_t alias_nodes_ = 0;
+};
+
+// ---------------------------------------------------------------------------------
+// yaml-cpp tokenizes a whole flow collection (`[...]`, `{...}`) before it reports any of
+// it (each element might still turn out to be a key), at about 250 bytes of tokens per
+// element: a 1 MiB `[0,0,0,...]` would take 130 MiB before the node limit could see a
+// single node. This pass finds the flow collections of a YAML text and counts their
+// tokens (`,` `:` and nested brackets) without building anything. It is a lexer for
+// what decides "in a flow collection or not" (comments, quoted scalars, block scalars,
+// plain scalars that merely contain brackets); on text that is not valid YAML it may
+// count too much or too little, which the parser then reports on its own.
+// ---------------------------------------------------------------------------------
+
+struct FlowScan {
+  std::size_t largest = 0;  // tokens in the largest outermost flow collection
+  std::size_t offset = 0;   // where that collection starts
+};
+
+FlowScan scan_flow_collections(std::string_view t) {
+  FlowScan out;
+  const std::size_t n = t.size();
+  std::size_t i = 0;
+  std::size_t line_indent = 0;  // indentation of the current line
+  bool at_line_start = true;    // only indentation seen on this line so far
+  bool node_start = true;       // a node may start here (quotes, `[`, `{`, `|`, `>`)
+  const auto blank = [&](std::size_t k) {
+    return k >= n || t[k] == ' ' || t[k] == '\t' || t[k] == '\n' || t[k] == '\r';
+  };
+  const auto skip_quoted = [&](std::size_t k) {  // k at the opening quote; returns past it
+    const char q = t[k++];
+    while (k < n) {
+      if (q == '\'' && t[k] == '\'') {
+        if (k + 1 < n && t[k + 1] == '\'') {
+          k += 2;
+          continue;
+        }
+        return k + 1;
+      }
+      if (q == '"' && t[k] == '\\') {
+        k += 2;
+        continue;
+      }
+      if (q == '"' && t[k] == '"') return k + 1;
+      ++k;
+    }
+    return n;
+  };
+  const auto skip_line = [&](std::size_t k) {
+    while (k < n && t[k] != '\n') ++k;
+    return k;
+  };
+  while (i < n) {
+    const char c = t[i];
+    if (c == '\n') {
+      ++i;
+      at_line_start = true;
+      node_start = true;
+      line_indent = 0;
+      continue;
+    }
+    if (at_line_start && c == ' ') {
+      ++line_indent;
+      ++i;
+      continue;
+    }
+    at_line_start = false;
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c == '#') {  // a comment (preceded by whitespace or at a line start)
+      i = skip_line(i);
+      continue;
+    }
+    if (node_start && (c == '\'' || c == '"')) {
+      i = skip_quoted(i);
+      node_start = false;
+      continue;
+    }
+    if (node_start && (c == '|' || c == '>')) {
+      // A block scalar: its lines are the following ones indented deeper than this one
+      // (and empty lines).
+      i = skip_line(i);
+      while (i < n) {
+        std::size_t k = i + 1;  // past the '\n'
+        std::size_t indent = 0;
+        while (k < n && t[k] == ' ') {
+          ++indent;
+          ++k;
+        }
+        const bool empty = k >= n || t[k] == '\n' || t[k] == '\r';
+        if (!empty && indent <= line_indent) break;
+        i = skip_line(k);
+      }
+      continue;
+    }
+    if (node_start && (c == '[' || c == '{')) {
+      // A flow collection: count its tokens up to the matching close.
+      const std::size_t start = i;
+      std::size_t depth = 0;
+      std::size_t tokens = 0;
+      bool value_start = true;
+      while (i < n) {
+        const char f = t[i];
+        if (f == '[' || f == '{') {
+          ++depth;
+          ++tokens;
+          value_start = true;
+          ++i;
+        } else if (f == ']' || f == '}') {
+          ++i;
+          if (--depth == 0) break;
+          value_start = false;
+        } else if (f == ',' || f == ':') {
+          ++tokens;
+          value_start = true;
+          ++i;
+        } else if ((f == '\'' || f == '"') && value_start) {
+          i = skip_quoted(i);
+          value_start = false;
+        } else if (f == '#' && i > 0 && blank(i - 1)) {
+          i = skip_line(i);
+        } else {
+          if (!blank(i)) value_start = false;
+          ++i;
+        }
+      }
+      if (tokens > out.largest) {
+        out.largest = tokens;
+        out.offset = start;
+      }
+      node_start = false;
+      continue;
+    }
+    if ((c == '-' || c == '?' || c == ':') && blank(i + 1)) {  // indicators: a node follows
+      ++i;
+      node_start = true;
+      continue;
+    }
+    // Plain text (a scalar, a key, `---`): up to `: ` or a comment; brackets and quotes
+    // inside it are characters.
+    while (i < n && t[i] != '\n') {
+      if (t[i] == ':' && blank(i + 1)) break;
+      if (t[i] == '#' && blank(i - 1)) break;
+      ++i;
+    }
+    node_start = false;
+  }
+  return out;
+}
+
+// JSON is YAML too, and common (`kubectl get -o json`): a document that is JSON is
+// parsed by Boost.JSON, which needs neither the token queue nor the converter. Returns
+// nullopt when the text is not JSON (then it is parsed as YAML).
+std::optional<Result<json::value>> parse_json_document(std::string_view text,
+                                                       const ParseLimits& limits) {
+  std::size_t i = 0;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
+    ++i;
+  }
+  if (i >= text.size() || (text[i] != '{' && text[i] != '[')) return std::nullopt;
+  // Values outside strings, counted before anything is built (a JSON array of 4 million
+  // zeros fits in 8 MiB and would take 64 MiB as values).
+  std::size_t values = 1;
+  for (std::size_t k = i; k < text.size(); ++k) {
+    const char c = text[k];
+    if (c == '"') {
+      for (++k; k < text.size() && text[k] != '"'; ++k) {
+        if (text[k] == '\\') ++k;
+      }
+    } else if (c == ',' || c == ':' || c == '[' || c == '{') {
+      ++values;
     }
   }
-  return json::value(nullptr);
+  if (values > limits.max_nodes) {
+    return make_error("invalid YAML: the YAML document has more than " +
+                      std::to_string(limits.max_nodes) + " nodes");
+  }
+  json::parse_options options;
+  options.max_depth = limits.max_depth + 1;  // Boost.JSON counts the outermost level
+  boost::system::error_code ec;
+  json::value v = json::parse(text.substr(i), ec, {}, options);
+  if (ec) {
+    if (ec == json::error::too_deep) {
+      return make_error("invalid YAML: nesting is deeper than " + std::to_string(limits.max_depth) +
+                        " levels");
+    }
+    return std::nullopt;  // YAML flow style that is not JSON (`{a: 1}`): the YAML path
+  }
+  // Node and byte limits, as for YAML.
+  std::size_t nodes = 0;
+  std::size_t bytes = 0;
+  std::vector<const json::value*> todo{&v};
+  while (!todo.empty()) {
+    const json::value* e = todo.back();
+    todo.pop_back();
+    ++nodes;
+    if (e->is_string()) bytes += e->get_string().size();
+    if (e->is_array()) {
+      for (const auto& x : e->get_array()) todo.push_back(&x);
+    } else if (e->is_object()) {
+      for (const auto& kv : e->get_object()) {
+        bytes += kv.key().size();
+        todo.push_back(&kv.value());
+      }
+    }
+    if (e->is_string() && e->get_string().size() > limits.max_scalar_bytes) {
+      return make_error("invalid YAML: a string is longer than " +
+                        std::to_string(limits.max_scalar_bytes) + " bytes");
+    }
+  }
+  if (nodes > limits.max_nodes) {
+    return make_error("invalid YAML: the YAML document has more than " +
+                      std::to_string(limits.max_nodes) + " nodes");
+  }
+  if (bytes > limits.max_document_bytes) {
+    return make_error("invalid YAML: the YAML document's values add up to more than " +
+                      std::to_string(limits.max_document_bytes) + " bytes");
+  }
+  return Result<json::value>(std::move(v));
+}
+
+// Runs the parser over `text`, calling `on_document` with each converted document.
+template <class OnDocument>
+Result<void> parse_stream(std::string_view text, const ParseLimits& limits,
+                          OnDocument&& on_document) {
+  if (text.size() > limits.max_input_bytes) {
+    return make_error("the YAML input is " + std::to_string(text.size()) + " bytes long; at most " +
+                      std::to_string(limits.max_input_bytes) + " are accepted");
+  }
+  if (auto ok = check_encoding(text); !ok) return ok.error();
+  if (auto doc = parse_json_document(text, limits)) {
+    if (!*doc) return doc->error();
+    on_document(std::move(**doc));
+    return {};
+  }
+  if (const FlowScan flow = scan_flow_collections(text); flow.largest > limits.max_flow_tokens) {
+    return make_error("invalid YAML: the flow collection at " + position(text, flow.offset) +
+                      " has more than " + std::to_string(limits.max_flow_tokens) +
+                      " elements; write large collections in block style (one `- ` item or "
+                      "`key: value` per line)");
+  }
+  // Room for the tokens the scanner reads ahead of the last event.
+  constexpr std::size_t kLookahead = 4096;
+  BoundedInput input(text, limits.max_scalar_bytes + kLookahead);
+  std::istream stream(&input);
+  Converter converter(limits, input);
+  try {
+    YAML::Parser parser(stream);
+    for (std::size_t documents = 0; parser.HandleNextDocument(converter);) {
+      if (input.stopped()) throw LimitExceeded{};
+      if (++documents > limits.max_documents) {
+        return make_error("the YAML input has more than " + std::to_string(limits.max_documents) +
+                          " documents");
+      }
+      if (!on_document(converter.take())) break;
+    }
+    if (input.stopped()) throw LimitExceeded{};
+  } catch (const LimitExceeded& e) {
+    if (input.stopped()) {
+      return make_error("invalid YAML: a scalar or comment following " +
+                        position(text, input.stopped_at()) + " is longer than " +
+                        std::to_string(limits.max_scalar_bytes) + " bytes");
+    }
+    return make_error("invalid YAML: " + e.message);
+  } catch (const YAML::Exception& e) {
+    if (input.stopped()) {
+      return make_error("invalid YAML: a scalar or comment following " +
+                        position(text, input.stopped_at()) + " is longer than " +
+                        std::to_string(limits.max_scalar_bytes) + " bytes");
+    }
+    return make_error("invalid YAML: " + std::string(e.what()));
+  }
+  return {};
 }
 
 }  // namespace
 
-Result<json::value> parse(std::string_view text) {
-  try {
-    const YAML::Node node = YAML::Load(std::string(text));
-    return convert(node, 0);
-  } catch (const YAML::Exception& e) {
-    return make_error("invalid YAML: " + std::string(e.what()));
-  }
+Result<json::value> parse(std::string_view text, const ParseLimits& limits) {
+  json::value out;
+  bool first = true;
+  auto ok = parse_stream(text, limits, [&](json::value v) {
+    if (first) out = std::move(v);
+    first = false;
+    return false;  // the first document only
+  });
+  if (!ok) return ok.error();
+  return out;
 }
 
-Result<std::vector<json::value>> parse_all(std::string_view text) {
-  try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    std::vector<json::value> out;
-    out.reserve(docs.size());
-    for (const auto& doc : docs) {
-      auto v = convert(doc, 0);
-      if (!v) return v.error();
-      if (v->is_null()) continue;
-      out.push_back(std::move(*v));
-    }
-    return out;
-  } catch (const YAML::Exception& e) {
-    return make_error("invalid YAML: " + std::string(e.what()));
-  }
+Result<std::vector<json::value>> parse_all(std::string_view text, const ParseLimits& limits) {
+  std::vector<json::value> out;
+  auto ok = parse_stream(text, limits, [&](json::value v) {
+    if (!v.is_null()) out.push_back(std::move(v));
+    return true;
+  });
+  if (!ok) return ok.error();
+  return out;
 }
 
 // ---------------------------------------------------------------------------------

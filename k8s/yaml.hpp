@@ -10,6 +10,7 @@
 // quoting of strings that would read as another type.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,11 +21,33 @@
 
 namespace aop::k8s::yaml {
 
-// Parses one YAML document. An empty document is JSON null.
-Result<boost::json::value> parse(std::string_view text);
+// Bounds on the work and memory one parse may take, so that hostile input (an alias
+// bomb, deep nesting, a huge scalar) fails fast with a clear error instead of expanding
+// to gigabytes. The defaults sit far above anything a Kubernetes object can hold (the
+// API server stores at most ~1.5 MiB per object, 1 MiB per Secret).
+struct ParseLimits {
+  std::size_t max_input_bytes = 8 << 20;      // the whole stream
+  std::size_t max_documents = 20'000;         // in one stream
+  std::size_t max_depth = 200;                // nested mappings and sequences
+  std::size_t max_nodes = 250'000;            // per document, aliases expanded
+  std::size_t max_alias_nodes = 100'000;      // per document, nodes copied through aliases
+  std::size_t max_scalar_bytes = 4 << 20;     // one scalar (or comment)
+  std::size_t max_document_bytes = 32 << 20;  // per document: scalar and key bytes, expanded
+  // Elements (`,` and `:` separators and nested brackets) of one flow collection
+  // (`[...]`, `{...}`) in YAML that is not JSON: yaml-cpp reads a flow collection whole
+  // before reporting any of it, at ~250 bytes of memory per element.
+  std::size_t max_flow_tokens = 100'000;
+};
 
-// Parses a multi-document stream (`---` separated); empty documents are skipped.
-Result<std::vector<boost::json::value>> parse_all(std::string_view text);
+// Parses one YAML document (the first of a stream). An empty document is JSON null.
+// The input must be UTF-8 (a byte order mark is allowed) without NUL bytes or control
+// characters other than tab, line feed and carriage return; errors name the position.
+Result<boost::json::value> parse(std::string_view text, const ParseLimits& limits = {});
+
+// Parses a multi-document stream (`---` separated); empty documents are skipped. The
+// limits apply per document, the input size to the whole stream.
+Result<std::vector<boost::json::value>> parse_all(std::string_view text,
+                                                  const ParseLimits& limits = {});
 
 enum class NumberStyle {
   // Integers print as integers, doubles with the shortest round-trip form (Kubernetes
