@@ -1449,6 +1449,24 @@ class Emitter {
   }
 
   void write_string(std::string_view s, int content_indent, bool simple_key) {
+    const std::size_t start = out_.size();
+    write_styled(s, content_indent, simple_key);
+    if (opt_.escape_env_expansion) {
+      const std::string_view written = std::string_view(out_).substr(start);
+      if (written.find_first_of("$\\") != std::string_view::npos &&
+          changed_by_env_expansion(written)) {
+        std::string doubled;
+        doubled.reserve(written.size() + 8);
+        for (const char c : written) {
+          if (c == '$' || c == '\\') doubled += c;
+          doubled += c;
+        }
+        out_.replace(start, std::string::npos, doubled);
+      }
+    }
+  }
+
+  void write_styled(std::string_view s, int content_indent, bool simple_key) {
     switch (select_style(s, simple_key)) {
       case Style::plain:
         out_ += s;
@@ -1554,6 +1572,16 @@ class Emitter {
 };
 
 }  // namespace
+
+bool changed_by_env_expansion(std::string_view text) {
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    const char a = text[i];
+    const char b = text[i + 1];
+    if (a == '$' && (b == '{' || b == '$')) return true;
+    if (a == '\\' && (b == '\\' || b == '/')) return true;
+  }
+  return false;
+}
 
 std::string emit(const json::value& v, const EmitOptions& options) {
   return Emitter(options).run(v);

@@ -61,7 +61,18 @@ enum class NumberStyle {
 struct EmitOptions {
   int indent = 4;                            // go-yaml v3 default
   NumberStyle numbers = NumberStyle::exact;  //
+  // For a file read by a Grafana Agent started with -config.expand-env: the agent
+  // replaces `${NAME}` with its environment and turns `$$` into `$`, `\\` into `\` and
+  // `\/` into `/` before parsing (drone/envsubst; `$NAME`, `$1` and lone `$` or `\` stay).
+  // With this set, every scalar whose written form contains one of those sequences is
+  // written with each `$` and `\` doubled, which the expansion undoes exactly, so the
+  // agent reads every value as it was given. Other scalars are written unchanged.
+  bool escape_env_expansion = false;
 };
+
+// Whether the agent's environment expansion would change this text (it contains `${`,
+// `$$`, `\\` or `\/`).
+bool changed_by_env_expansion(std::string_view text);
 
 // Emits one document (no leading `---`), ending with a single newline.
 std::string emit(const boost::json::value& v, const EmitOptions& options = {});

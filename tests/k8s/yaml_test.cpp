@@ -279,3 +279,90 @@ TEST(YamlRoundTrip, EmittedYamlParsesBackToTheSameValue) {
   ASSERT_TRUE(back.has_value()) << back.error().message;
   EXPECT_EQ(*back, v);
 }
+
+namespace {
+
+// The agent's -config.expand-env over a whole file, as drone/envsubst 1.0.3 (the
+// agent's) behaves, measured with its Go package: `$$` → `$`, `\\` → `\`, `\/` → `/`,
+// `${NAME}` (and `${NAME...}` forms) → the environment value (here: "ENV"); `$NAME`,
+// `$1`, a lone `$` or `\` are kept.
+std::string expand_env(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s[i] == '$' && i + 1 < s.size() && s[i + 1] == '$') {
+      out += '$';
+      i += 2;
+    } else if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == '\\' || s[i + 1] == '/')) {
+      out += s[i + 1];
+      i += 2;
+    } else if (s[i] == '$' && i + 1 < s.size() && s[i + 1] == '{') {
+      const auto close = s.find('}', i);
+      out += "ENV";
+      i = close == std::string_view::npos ? s.size() : close + 1;
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(YamlEmit, EnvExpansionEscapingIsUndoneExactlyByTheAgent) {
+  const std::vector<std::string> values = {"${1}",
+                                           "$${1}",
+                                           "${HOME}",
+                                           "a$$b",
+                                           "C:\\\\Windows",
+                                           "a\\/b",
+                                           "\\d+\\.\\d+",
+                                           "$1",
+                                           "(.*)$",
+                                           "$(SHARD)",
+                                           "x\\\\",
+                                           "\\",
+                                           "tab\there\\\\",
+                                           "\"q\" ${x}",
+                                           "line\n${x}\n",
+                                           "$",
+                                           "${",
+                                           "yes ${x}",
+                                           "'${x}'",
+                                           "#${x}",
+                                           "- ${x}",
+                                           ": ${x}",
+                                           "${x}: y",
+                                           "\\x24"};
+  for (const auto& v : values) {
+    SCOPED_TRACE(v);
+    json::object o;
+    o["value"] = v;
+    o[v] = "key";
+    const std::string text =
+        emit(json::value(o), EmitOptions{.indent = 4, .escape_env_expansion = true});
+    auto back = parse(expand_env(text));
+    ASSERT_TRUE(back.has_value()) << back.error().message << "\n" << text;
+    EXPECT_EQ(back->at("value"), json::value(v)) << text;
+    EXPECT_TRUE(back->as_object().contains(v)) << text;
+  }
+}
+
+TEST(YamlEmit, EnvExpansionEscapingLeavesOtherValuesAsUpstreamWritesThem) {
+  // Replacement `$1`, regexes and the reloader's `$(SHARD)` are written unchanged.
+  const auto v = json::parse(
+      R"x({"replacement":"$1","regex":"(\\d+)\\.x","keep":"$(SHARD)","label":"replica-$(STATEFULSET_ORDINAL_NUMBER)"})x");
+  EXPECT_EQ(emit(v, EmitOptions{.indent = 4, .escape_env_expansion = true}), emit(v));
+  // And a value the expansion would change is doubled.
+  EXPECT_EQ(
+      emit(json::parse(R"({"r":"${1}"})"), EmitOptions{.indent = 4, .escape_env_expansion = true}),
+      "r: $${1}\n");
+}
+
+TEST(YamlEmit, WithoutEscapingTheExpansionWouldChangeValues) {
+  // What upstream writes: the agent would read a different value.
+  const std::string text = emit(json::parse(R"({"r":"${1}","p":"C:\\\\x"})"));
+  auto back = parse(expand_env(text));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->at("r"), json::value("ENV"));
+  EXPECT_EQ(back->at("p"), json::value("C:\\x"));
+}
