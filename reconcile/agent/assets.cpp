@@ -15,7 +15,8 @@ namespace {
 
 class Collector {
  public:
-  explicit Collector(std::vector<AssetRef>& out) : out_(out) {}
+  Collector(std::vector<AssetRef>& out, bool every_occurrence)
+      : out_(out), every_occurrence_(every_occurrence) {}
 
   void owner(Kind kind, const ObjectMeta& m) {
     kind_ = kind;
@@ -124,10 +125,11 @@ class Collector {
  private:
   void add(AssetKind kind, const SecretKeySelector& sel, const std::string& field) {
     AssetRef ref{kind, owner_.ns, sel.name, sel.key, kind_, owner_, field};
-    if (seen_.insert(ref.asset_key()).second) out_.push_back(std::move(ref));
+    if (every_occurrence_ || seen_.insert(ref.asset_key()).second) out_.push_back(std::move(ref));
   }
 
   std::vector<AssetRef>& out_;
+  bool every_occurrence_;
   std::set<std::string> seen_;
   Kind kind_ = Kind::grafana_agent;
   k8s::ObjectKey owner_;
@@ -147,9 +149,9 @@ std::string config_map_asset_key(std::string_view ns, const ConfigMapKeySelector
   return "/configMaps/" + std::string(ns) + "/" + sel.name + "/" + sel.key;
 }
 
-std::vector<AssetRef> collect_asset_refs(const Hierarchy& h) {
+std::vector<AssetRef> collect_asset_refs(const Hierarchy& h, bool every_occurrence) {
   std::vector<AssetRef> out;
-  Collector c(out);
+  Collector c(out, every_occurrence);
   const auto& spec = h.agent.spec;
   c.owner(Kind::grafana_agent, h.agent.metadata);
   if (spec.api_server) {

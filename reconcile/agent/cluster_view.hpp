@@ -67,6 +67,19 @@ class AssetSource {
                                                    std::string_view name) const = 0;
   virtual Result<std::optional<ConfigMapData>> config_map(std::string_view ns,
                                                           std::string_view name) const = 0;
+  // Whether a Secret (kind secret) or ConfigMap (config_map) exists, without its contents:
+  // for messages such as "a ConfigMap of that name exists, but this field takes a Secret".
+  // The default reads the object; implementations with a metadata cache answer from it.
+  virtual Result<bool> exists(Kind kind, std::string_view ns, std::string_view name) const {
+    if (kind == Kind::secret) {
+      auto s = secret(ns, name);
+      if (!s) return s.error();
+      return s->has_value();
+    }
+    auto c = config_map(ns, name);
+    if (!c) return c.error();
+    return c->has_value();
+  }
 };
 
 }  // namespace aop::agent

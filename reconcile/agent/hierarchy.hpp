@@ -60,8 +60,10 @@ struct Hierarchy {
 // Collects the Secret/ConfigMap references of a hierarchy, deduplicated by asset key, in
 // hierarchy order. Follows upstream's collection rules: a selector held by value counts
 // only when both its name and key are set, one held by pointer (or in a list) whenever
-// present; a reference belongs to the namespace of the object that holds it.
-std::vector<AssetRef> collect_asset_refs(const Hierarchy& h);
+// present; a reference belongs to the namespace of the object that holds it. With
+// `every_occurrence`, a reference is listed for every object and field that holds it
+// (the validate stage reports each), not once per asset key.
+std::vector<AssetRef> collect_asset_refs(const Hierarchy& h, bool every_occurrence = false);
 
 // The Secrets and ConfigMaps those references name, deduplicated and sorted: what the
 // root must be reconciled again for when it changes.

@@ -561,9 +561,9 @@ void check_volume(Checker& c, const json::value& volume) {
   }
   const auto& s = sv.get_object();
   if (source == "secret") {
-    require_string(c, s, "secretName", check_dns_subdomain);
+    require_string(c, s, "secretName", nullptr);
   } else if (source == "configMap") {
-    require_string(c, s, "name", check_dns_subdomain);
+    require_string(c, s, "name", nullptr);
   } else if (source == "persistentVolumeClaim") {
     require_string(c, s, "claimName", nullptr);
   } else if (source == "hostPath") {

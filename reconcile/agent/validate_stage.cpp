@@ -1,0 +1,203 @@
+// validate_hierarchy(): the validate stage over a discovered hierarchy (field_checks.hpp).
+#include <set>
+
+#include "reconcile/agent/field_checks.hpp"
+#include "reconcile/validation/text.hpp"
+
+namespace aop::agent {
+namespace {
+
+using validation::describe;
+
+bool is_member(Kind kind) {
+  return kind == Kind::service_monitor || kind == Kind::pod_monitor || kind == Kind::probe ||
+         kind == Kind::pod_logs || kind == Kind::integration;
+}
+
+std::string kind_word(AssetKind k) {
+  return k == AssetKind::secret ? "Secret" : "ConfigMap";
+}
+
+// The Problem for one reference, or nothing when it resolves (or cannot be looked up now).
+std::optional<Problem> check_reference(const AssetRef& ref, const AssetSource& assets) {
+  if (ref.name.empty() || ref.key.empty()) return std::nullopt;  // reported by the field checks
+  const std::string what = kind_word(ref.kind) + " " + ref.ns + "/" + ref.name;
+  std::optional<std::vector<std::string>> keys;  // nullopt: the object does not exist
+  bool has_key = false;
+  if (ref.kind == AssetKind::secret) {
+    auto s = assets.secret(ref.ns, ref.name);
+    if (!s) return std::nullopt;
+    if (*s) {
+      keys.emplace();
+      for (const auto& [k, v] : (*s)->data) keys->push_back(k);
+      has_key = (*s)->data.contains(ref.key);
+    }
+  } else {
+    auto c = assets.config_map(ref.ns, ref.name);
+    if (!c) return std::nullopt;
+    if (*c) {
+      keys.emplace();
+      for (const auto& [k, v] : (*c)->data) keys->push_back(k);
+      for (const auto& [k, v] : (*c)->binary_data) keys->push_back(k);
+      has_key = (*c)->data.contains(ref.key) || (*c)->binary_data.contains(ref.key);
+    }
+  }
+  Problem p{ref.owner_kind, ref.owner, ref.field, "", Severity::error};
+  if (!keys) {
+    p.field += ".name";
+    p.message = what + " not found";
+    const Kind other = ref.kind == AssetKind::secret ? Kind::config_map : Kind::secret;
+    if (auto e = assets.exists(other, ref.ns, ref.name); e && *e) {
+      p.message += "; a " + std::string(other == Kind::secret ? "Secret" : "ConfigMap") +
+                   " of that name exists, but this field takes a " + kind_word(ref.kind);
+    } else {
+      p.message +=
+          " (references resolve in the namespace of the object holding them); create "
+          "it or correct the name";
+    }
+    return p;
+  }
+  if (!has_key) {
+    p.field += ".key";
+    p.message = what + " has no key " + describe(ref.key);
+    if (keys->empty()) {
+      p.message += " (it has no keys)";
+    } else {
+      p.message += "; its keys are:";
+      for (std::size_t i = 0; i < keys->size() && i < 10; ++i) {
+        p.message += (i == 0 ? " " : ", ") + (*keys)[i];
+      }
+      if (keys->size() > 10) p.message += ", ...";
+    }
+    return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> secret_value(const AssetSource& assets, const std::string& ns,
+                                        const SecretKeySelector& sel) {
+  auto s = assets.secret(ns, sel.name);
+  if (!s || !*s) return std::nullopt;
+  const auto it = (*s)->data.find(sel.key);
+  if (it == (*s)->data.end()) return std::nullopt;
+  return it->second;
+}
+
+using MemberKey = std::pair<Kind, k8s::ObjectKey>;
+
+MemberKey key_of(Kind kind, const ObjectMeta& m) {
+  return {kind, k8s::ObjectKey{m.ns, m.name}};
+}
+
+template <class T>
+void remove_invalid(std::vector<T>& list, Kind kind, const std::set<MemberKey>& invalid) {
+  std::erase_if(list, [&](const T& x) { return invalid.contains(key_of(kind, x.metadata)); });
+}
+
+}  // namespace
+
+Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Options&) {
+  Validation out;
+  std::set<std::string> seen;
+  std::set<MemberKey> invalid;
+  auto add = [&](std::vector<Problem> problems) {
+    for (auto& p : problems) {
+      if (p.severity == Severity::error) {
+        if (is_member(p.kind)) {
+          invalid.insert({p.kind, p.object});
+        } else {
+          out.root_invalid = true;
+        }
+      }
+      if (seen.insert(p.str()).second) out.problems.push_back(std::move(p));
+    }
+  };
+
+  add(check_grafana_agent(h.agent));
+  std::set<MemberKey> checked;
+  const auto once = [&](Kind kind, const ObjectMeta& m) {
+    return checked.insert(key_of(kind, m)).second;
+  };
+  for (const auto& e : h.metrics) {
+    if (once(Kind::metrics_instance, e.instance.metadata)) add(check_metrics_instance(e.instance));
+    for (const auto& sm : e.service_monitors) {
+      if (once(Kind::service_monitor, sm.metadata)) add(check_service_monitor(sm, h.agent));
+    }
+    for (const auto& pm : e.pod_monitors) {
+      if (once(Kind::pod_monitor, pm.metadata)) add(check_pod_monitor(pm, h.agent));
+    }
+    for (const auto& p : e.probes) {
+      if (once(Kind::probe, p.metadata)) add(check_probe(p, h.agent));
+    }
+  }
+  for (const auto& e : h.logs) {
+    if (once(Kind::logs_instance, e.instance.metadata)) add(check_logs_instance(e.instance));
+    for (const auto& pl : e.pod_logs) {
+      if (once(Kind::pod_logs, pl.metadata)) add(check_pod_logs(pl));
+    }
+  }
+  for (const auto& in : h.integrations) {
+    if (once(Kind::integration, in.metadata)) add(check_integration(in));
+  }
+
+  // References: every occurrence, attributed to the object that holds it.
+  for (const auto& ref : collect_asset_refs(h, true)) {
+    if (auto p = check_reference(ref, assets)) add({std::move(*p)});
+  }
+
+  // Members that failed are left out of every instance that selected them.
+  for (auto& e : h.metrics) {
+    remove_invalid(e.service_monitors, Kind::service_monitor, invalid);
+    remove_invalid(e.pod_monitors, Kind::pod_monitor, invalid);
+    remove_invalid(e.probes, Kind::probe, invalid);
+  }
+  for (auto& e : h.logs) remove_invalid(e.pod_logs, Kind::pod_logs, invalid);
+  remove_invalid(h.integrations, Kind::integration, invalid);
+
+  // Additional scrape configs: an invalid one is left out (reported on the instance),
+  // the instance's other scrape configs still deploy.
+  const auto additional = [&](auto& instance, Kind kind, bool metrics,
+                              const std::vector<std::string>& jobs) {
+    auto& sel = instance.spec.additional_scrape_configs;
+    if (!sel || sel->name.empty() || sel->key.empty()) return;
+    const auto value = secret_value(assets, instance.metadata.ns, *sel);
+    if (!value) return;  // a missing Secret or key is reported above
+    auto problems = check_additional_scrape_configs(*value, kind, instance.metadata,
+                                                    "spec.additionalScrapeConfigs", metrics, jobs);
+    const bool bad = std::any_of(problems.begin(), problems.end(),
+                                 [](const Problem& p) { return p.severity == Severity::error; });
+    for (auto& p : problems) {
+      if (p.severity == Severity::error)
+        p.message += " (these additional scrape configs are left out)";
+      if (seen.insert(p.str()).second) out.problems.push_back(std::move(p));
+    }
+    if (bad) sel.reset();
+  };
+  for (auto& e : h.metrics) {
+    std::vector<std::string> jobs;
+    for (const auto& sm : e.service_monitors) {
+      for (std::size_t i = 0; i < sm.spec.endpoints.size(); ++i) {
+        jobs.push_back("serviceMonitor/" + sm.metadata.ns + "/" + sm.metadata.name + "/" +
+                       std::to_string(i));
+      }
+    }
+    for (const auto& pm : e.pod_monitors) {
+      for (std::size_t i = 0; i < pm.spec.pod_metrics_endpoints.size(); ++i) {
+        jobs.push_back("podMonitor/" + pm.metadata.ns + "/" + pm.metadata.name + "/" +
+                       std::to_string(i));
+      }
+    }
+    for (const auto& p : e.probes) jobs.push_back("probe/" + p.metadata.ns + "/" + p.metadata.name);
+    additional(e.instance, Kind::metrics_instance, true, jobs);
+  }
+  for (auto& e : h.logs) {
+    std::vector<std::string> jobs;
+    for (const auto& pl : e.pod_logs) {
+      jobs.push_back("podLogs/" + pl.metadata.ns + "/" + pl.metadata.name);
+    }
+    additional(e.instance, Kind::logs_instance, false, jobs);
+  }
+  return out;
+}
+
+}  // namespace aop::agent
