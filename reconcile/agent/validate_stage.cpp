@@ -100,11 +100,18 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   Validation out;
   std::set<std::string> seen;
   std::set<MemberKey> invalid;
+  // Instances whose additional scrape configs are left out (a reference to them that
+  // does not resolve is a problem of that member, not of the instance).
+  std::set<MemberKey> drop_additional;
   auto add = [&](std::vector<Problem> problems) {
     for (auto& p : problems) {
       if (p.severity == Severity::error) {
         if (is_member(p.kind)) {
           invalid.insert({p.kind, p.object});
+        } else if ((p.kind == Kind::metrics_instance || p.kind == Kind::logs_instance) &&
+                   p.field.starts_with("spec.additionalScrapeConfigs")) {
+          drop_additional.insert({p.kind, p.object});
+          p.message += " (these additional scrape configs are left out)";
         } else {
           out.root_invalid = true;
         }
@@ -159,6 +166,10 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   const auto additional = [&](auto& instance, Kind kind, bool metrics,
                               const std::vector<std::string>& jobs) {
     auto& sel = instance.spec.additional_scrape_configs;
+    if (drop_additional.contains(key_of(kind, instance.metadata))) {
+      sel.reset();
+      return;
+    }
     if (!sel || sel->name.empty() || sel->key.empty()) return;
     const auto value = secret_value(assets, instance.metadata.ns, *sel);
     if (!value) return;  // a missing Secret or key is reported above
