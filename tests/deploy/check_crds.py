@@ -58,6 +58,101 @@ OPAQUE_SUBTREES = {
     "Integration": {".spec.config", ".spec.volumeMounts[]", ".spec.volumes[]"},
 }
 
+# Where the CRDs refuse more than upstream's: only values the agent (its Prometheus and
+# Loki code) or the API server would refuse anyway, so no working object is turned away
+# at admission. Each entry: path globs (fnmatch over "Kind .path"), the validation
+# keyword, the value it must have (None: any), and why. A difference from upstream that
+# no entry covers fails the upstream-fields check.
+PROM_DURATION = r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"
+GO_DURATION = r"^([-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+|0)?$"
+LABEL_NAME_OR_EMPTY = r"^([a-zA-Z_][a-zA-Z0-9_]*)?$"
+HTTP_URL = r"^[hH][tT][tT][pP][sS]?://[^\s/?#]+([/?#]\S*)?$"
+PROXY_URL = r"^(([hH][tT][tT][pP][sS]?|[sS][oO][cC][kK][sS]5)://[^\s/?#]+([/?#]\S*)?)?$"
+SUBDOMAIN_OR_EMPTY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$"
+TIGHTENED = [
+    (["* *.scrapeInterval", "* *.scrapeTimeout", "* *.remoteTimeout", "* *.batchSendDeadline",
+      "* *.minBackoff", "* *.maxBackoff", "* *.sendInterval"], "pattern", PROM_DURATION,
+     "Prometheus reads these as its own durations and refuses anything else"),
+    (["* *.walTruncateFrequency", "* *.minWALTime", "* *.maxWALTime", "* *.remoteFlushDeadline",
+      "* *.batchWait", "* *.timeout", "* *.minPeriod", "* *.maxPeriod", "* *.syncPeriod",
+      "* *.maxWaitTime", "* *.olderThan", "* *.maxIdleDuration"], "pattern", GO_DURATION,
+     "the agent and Loki read these with Go's time.ParseDuration"),
+    (["* *ExternalLabelName", "* *.enforcedNamespaceLabel"], "pattern", LABEL_NAME_OR_EMPTY,
+     "a Prometheus label name, or empty to disable"),
+    (["* *.targetLabel"], "pattern", r"^((([a-zA-Z_]|\$(\{\w+\}|\w+))+\w*)+)?$",
+     "Prometheus refuses other relabel targets"),
+    (["* *.url", "* *.tokenUrl"], "pattern", HTTP_URL,
+     "remote write, Loki and OAuth2 token endpoints are http or https URLs with a host"),
+    (["* *.proxyUrl"], "pattern", PROXY_URL, "Go's HTTP client proxies: http, https, socks5"),
+    (["Probe .spec.prober.url"], "pattern", r"^([^\s/:@?#\[\]]+|\[[0-9a-fA-F:.]+\])(:[0-9]{1,5})?$",
+     "the prober address becomes __address__, which Prometheus refuses with a scheme or path"),
+    (["* *.path"], "pattern", r"^(/.*)?$", "an HTTP path starts with /"),
+    (["* *.matchExpressions[].operator"], "enum", ["In", "NotIn", "Exists", "DoesNotExist"],
+     "the only label selector operators; upstream silently drops a rule with another"),
+    (["GrafanaAgent .spec.logLevel"], "pattern", r"^(debug|info|warn|error)?$", "the agent's log levels"),
+    (["GrafanaAgent .spec.logFormat"], "pattern", r"^(logfmt|json)?$", "the agent's log formats"),
+    (["GrafanaAgent .spec.serviceAccountName", "GrafanaAgent .spec.priorityClassName",
+      "GrafanaAgent .spec.runtimeClassName"], "pattern", SUBDOMAIN_OR_EMPTY,
+     "the API server refuses pods naming objects that cannot exist"),
+    (["GrafanaAgent .spec.serviceAccountName", "GrafanaAgent .spec.priorityClassName",
+      "GrafanaAgent .spec.runtimeClassName"], "maxLength", 253, "subdomain names"),
+    (["GrafanaAgent .spec.portName"], "pattern", r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$",
+     "a container port name (IANA service name)"),
+    (["GrafanaAgent .spec.portName"], "maxLength", 15, "a container port name (IANA service name)"),
+    (["Integration .spec.name"], "pattern", r"^[a-z][a-z0-9_]*$",
+     "it becomes the configuration key <name>_configs"),
+    (["PodLogs *.match.action"], "pattern", r"^(keep|drop)?$", "Loki's match actions"),
+    (["PodLogs *.timestamp.actionOnFailure"], "pattern", r"^(fudge|skip)?$", "Loki's timestamp stage"),
+    (["PodLogs *.metrics{}.type"], "pattern", r"^(?i)(counter|gauge|histogram)$", "Loki's metric types"),
+    (["GrafanaAgent .spec.metrics.shards", "GrafanaAgent .spec.metrics.replicas"], "maximum", 1000,
+     "a bound per root (README, What the operator validates)"),
+    (["* *Limit", "* *.modulus"], "maximum", 9007199254740992,
+     "the agent's configuration holds numbers as float64, exact up to 2^53"),
+    (["* *Limit", "* *.modulus", "* *.queueConfig.*", "* *.batchSize", "* *.maxRetries",
+      "PodLogs *.maxLines"], "minimum", 0, "negative counts and sizes"),
+    (["* *.queueConfig.capacity", "* *.queueConfig.maxSamplesPerSend"], "maximum", 10000000,
+     "bounds on remote write queue memory"),
+    (["* *.queueConfig.minShards", "* *.queueConfig.maxShards"], "maximum", 10000,
+     "bounds on remote write queue shards"),
+    (["* *.batchSize"], "maximum", 67108864, "a bound on Loki batch memory"),
+    (["PodLogs *.limit.rate", "PodLogs *.limit.burst"], "minimum", 1, "Loki's limit stage needs both above 0"),
+    (["* *.remoteWrite", "* *.clients", "* *.endpoints", "* *.podMetricsEndpoints",
+      "* *.pipelineStages", "* *elabelings", "* *elabelConfigs", "* *elabelingConfigs",
+      "* *.sourceLabels"], "maxItems", None,
+     "bounds on list lengths, which also bound the cost of the CEL rules below them"),
+]
+
+# Cross-field rules (x-kubernetes-validations), by message, with why.
+CEL_RULES = {
+    "this relabel action needs a targetLabel": "Prometheus' relabel validation",
+    "the hashmod action needs a modulus greater than 0": "Prometheus' relabel validation",
+    "set either secret or configMap, not both": "one source per value (the Prometheus Operator refuses both)",
+    "set both accessKey and secretKey, or neither": "Prometheus' sigv4 configuration",
+    "minShards must not be above maxShards": "remote write queue configuration",
+    "set bearerToken or bearerTokenFile, not both": "Prometheus' HTTP client configuration",
+    "set at most one of basicAuth, oauth2, bearerToken/bearerTokenFile and sigv4":
+        "Prometheus' HTTP client configuration",
+    "set at most one of basicAuth, oauth2 and bearerToken/bearerTokenFile":
+        "Prometheus' HTTP client configuration (Loki clients)",
+    "shards × replicas must be at most 1000 metrics pods": "a bound per root",
+    "set exactly one of label, source or value": "Loki's tenant stage",
+    "a pipeline stage sets at most one stage kind; split it into separate list items":
+        "Loki refuses a pipeline stage with several keys",
+    "a Probe needs targets.staticConfig or targets.ingress": "a Probe without targets renders nothing",
+}
+
+
+def tightening_allowed(kind, path, key, value):
+    import fnmatch
+    where = "%s %s" % (kind, path)
+    for globs, k, want, _ in TIGHTENED:
+        if k != key or not any(fnmatch.fnmatchcase(where, g) for g in globs):
+            continue
+        if want is None or want == value:
+            return True
+    return False
+
+
 RELABEL_ACTIONS = {
     "replace", "Replace", "keep", "Keep", "drop", "Drop", "hashmod", "HashMod", "labelmap",
     "LabelMap", "labeldrop", "LabelDrop", "labelkeep", "LabelKeep", "lowercase", "Lowercase",
@@ -218,10 +313,12 @@ def type_accepts(ours, theirs):
     return False
 
 
-def validation_problems(node, theirs):
-    """Ways our node rejects values the upstream node accepts (or stores them differently)."""
+def validation_problems(node, theirs, kind="", path=""):
+    """Ways our node rejects values the upstream node accepts (or stores them differently),
+    except the tightenings listed in TIGHTENED."""
     out = []
-    if "enum" in node:
+    allowed = lambda key: tightening_allowed(kind, path, key, node.get(key))  # noqa: E731
+    if "enum" in node and not allowed("enum"):
         if "enum" not in theirs:
             out.append("enum %s where upstream has none" % node["enum"])
         else:
@@ -229,13 +326,13 @@ def validation_problems(node, theirs):
             if missing:
                 out.append("enum lacks upstream values %s" % missing)
     for key in ("pattern", "format", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"):
-        if key in node and node[key] != theirs.get(key):
+        if key in node and node[key] != theirs.get(key) and not allowed(key):
             out.append("%s %r differs from upstream %r" % (key, node[key], theirs.get(key)))
     for key in ("minLength", "minimum", "minItems", "minProperties"):
-        if key in node and node[key] > theirs.get(key, float("-inf")):
+        if key in node and node[key] > theirs.get(key, float("-inf")) and not allowed(key):
             out.append("%s %r stricter than upstream %r" % (key, node[key], theirs.get(key)))
     for key in ("maxLength", "maximum", "maxItems", "maxProperties"):
-        if key in node and node[key] < theirs.get(key, float("inf")):
+        if key in node and node[key] < theirs.get(key, float("inf")) and not allowed(key):
             out.append("%s %r stricter than upstream %r" % (key, node[key], theirs.get(key)))
     for key in ("exclusiveMinimum", "exclusiveMaximum"):
         if node.get(key) and not theirs.get(key):
@@ -274,7 +371,7 @@ def check_upstream_fields(src):
             continue
         if not type_accepts(our_type(found), theirs_type):
             fails.add("%s %s: type %s, upstream %s" % (kind, path, our_type(found), theirs_type))
-        for problem in validation_problems(found, theirs):
+        for problem in validation_problems(found, theirs, kind, path):
             fails.add("%s %s: %s" % (kind, path, problem))
     if len(rows) < 2000:
         fails.add("fixture has only %d rows; expected the full upstream field list" % len(rows))
@@ -331,6 +428,12 @@ def check_schema_node(node, path, fails, kind, in_anyof=False):
         check_schema_node(node["additionalProperties"], path + "{}", fails, kind)
     for sub in node.get("anyOf", []):
         check_schema_node(sub, path + "(anyOf)", fails, kind, in_anyof=True)
+    for rule in node.get("x-kubernetes-validations", []):
+        if not isinstance(rule.get("rule"), str) or not isinstance(rule.get("message"), str):
+            fails.add("%s: a validation rule needs rule and message strings" % where)
+        elif rule["message"] not in CEL_RULES:
+            fails.add("%s: CEL rule %r is not listed (with its reason) in CEL_RULES"
+                      % (where, rule["message"]))
 
 
 def find_relabel_actions(node, path, out):

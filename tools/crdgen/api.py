@@ -3,19 +3,53 @@
 Fields the operator reads are typed; Kubernetes-native
 embedded types (containers, volumes, affinity, ...) are stored as given, typed only in
 the members the operator itself looks at (names, merge keys, Secret references).
-Validation (enums, patterns, required members, defaults) never goes beyond what the
-upstream Grafana Agent Operator and Prometheus Operator v0.66 CRDs enforce, so any
-object valid upstream is valid here; tests/deploy checks this field by field.
+
+Validation starts from what the upstream Grafana Agent Operator and Prometheus Operator
+v0.66 CRDs enforce and goes further only where the agent (Prometheus, Loki) or the API
+server would refuse the value anyway: duration syntaxes, label names, relabel rule
+consistency, URL schemes, enums of the consumers, bounds, and cross-field rules as CEL
+(x-kubernetes-validations). Each such tightening is listed with its reason in
+tests/deploy/check_crds.py (TIGHTENED); everything else accepts whatever upstream
+accepts. The operator checks all of it again itself (old CRDs, `render`).
 """
 
 from schema import (Bool, Doc, Int32, Int64, Integer, IntOrString, List, Map, Object,
-                    Opaque, String, StringMap)
+                    Opaque, Rules, String, StringMap)
 
 # --- shared value types -------------------------------------------------------------
 
 # Prometheus duration syntax, e.g. 30s, 1m30s, 1h (what Prometheus itself parses).
 DURATION_PATTERN = r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"
 Duration = String(pattern=DURATION_PATTERN)
+
+# Go durations (time.ParseDuration), read by the agent's instance settings and by Loki:
+# 1.5h, 300ms, 1h30m; no d, w or y.
+GO_DURATION_PATTERN = r"^([-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+|0)?$"
+GoDuration = String(pattern=GO_DURATION_PATTERN)
+
+# A label name, or empty where empty disables the label.
+LABEL_NAME_OR_EMPTY_PATTERN = r"^([a-zA-Z_][a-zA-Z0-9_]*)?$"
+
+# A replace target: a label name with $1 / ${1} references (Prometheus' relabelTarget).
+RELABEL_TARGET_PATTERN = r"^((([a-zA-Z_]|\$(\{\w+\}|\w+))+\w*)+)?$"
+
+# Absolute http(s) URLs with a host; proxies may also be socks5. Empty is unset.
+HTTP_URL_PATTERN = r"^[hH][tT][tT][pP][sS]?://[^\s/?#]+([/?#]\S*)?$"
+PROXY_URL_PATTERN = r"^(([hH][tT][tT][pP][sS]?|[sS][oO][cC][kK][sS]5)://[^\s/?#]+([/?#]\S*)?)?$"
+
+# host or host:port (a scrape target address).
+HOST_PORT_PATTERN = r"^([^\s/:@?#\[\]]+|\[[0-9a-fA-F:.]+\])(:[0-9]{1,5})?$"
+
+# Lower-case RFC 1123 subdomains (names of Kubernetes objects), or empty.
+SUBDOMAIN_OR_EMPTY_PATTERN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$"
+
+# Numbers the configuration holds as float64 are exact up to 2^53.
+FLOAT64_EXACT = 9007199254740992
+
+# Upper bounds on list lengths (they also bound the cost of the CEL rules below them).
+MAX_RULES = 1000
+MAX_ENDPOINTS = 100
+MAX_CLIENTS = 100
 
 # Label names Prometheus accepts as relabel sources.
 LABEL_NAME_PATTERN = r"^[a-zA-Z_][a-zA-Z0-9_]*$"
@@ -41,10 +75,10 @@ ConfigMapKeySelector = Object({
     "optional": Bool("Accepted for compatibility; the operator treats every reference as required."),
 }, required=["key"], atomic=True)
 
-SecretOrConfigMap = Object({
-    "secret": Doc(SecretKeySelector, "Secret holding the value (wins over configMap)."),
+SecretOrConfigMap = Rules(Object({
+    "secret": Doc(SecretKeySelector, "Secret holding the value."),
     "configMap": Doc(ConfigMapKeySelector, "ConfigMap holding the value."),
-})
+}), ("!(has(self.secret) && has(self.configMap))", "set either secret or configMap, not both"))
 
 _safe_tls_fields = {
     "ca": Doc(SecretOrConfigMap, "CA certificate used to verify the server."),
@@ -68,7 +102,7 @@ BasicAuth = Object({
 OAuth2 = Object({
     "clientId": Doc(SecretOrConfigMap, "Client ID (only a Secret source is rendered)."),
     "clientSecret": Doc(SecretKeySelector, "Secret key holding the client secret."),
-    "tokenUrl": String("URL to fetch the token from.", min_length=1),
+    "tokenUrl": String("URL to fetch the token from.", min_length=1, pattern=HTTP_URL_PATTERN),
     "scopes": List(String(), "OAuth2 scopes."),
     "endpointParams": StringMap("Extra parameters appended to the token URL."),
 }, required=["clientId", "clientSecret", "tokenUrl"])
@@ -82,22 +116,32 @@ Authorization = Object(dict(_safe_authorization_fields, **{
     "credentialsFile": String("File holding the credentials."),
 }))
 
-RelabelConfig = Object({
-    "sourceLabels": List(String(pattern=LABEL_NAME_PATTERN), "Labels whose values are joined and matched."),
+RelabelConfig = Rules(Object({
+    "sourceLabels": List(String(pattern=LABEL_NAME_PATTERN), "Labels whose values are joined and matched.",
+                         max_items=MAX_RULES),
     "separator": String("Separator placed between concatenated source label values."),
-    "targetLabel": String("Label the result is written to."),
+    "targetLabel": String("Label the result is written to.", pattern=RELABEL_TARGET_PATTERN),
     "regex": String("Regular expression matched against the joined source values."),
-    "modulus": Int64("Modulus for the hashmod action."),
+    "modulus": Int64("Modulus for the hashmod action.", minimum=0, maximum=FLOAT64_EXACT),
     "replacement": String("Replacement value; regex capture groups are available."),
     "action": String("Relabel action, in lower-case or CamelCase; copied verbatim.",
                      enum=RELABEL_ACTIONS, default="replace"),
-})
+}), ("!has(self.action) || !(self.action in ['replace', 'Replace', 'hashmod', 'HashMod', "
+     "'lowercase', 'Lowercase', 'uppercase', 'Uppercase', 'keepequal', 'KeepEqual', "
+     "'dropequal', 'DropEqual']) || (has(self.targetLabel) && self.targetLabel != '')",
+     "this relabel action needs a targetLabel"),
+    ("!has(self.action) || !(self.action in ['hashmod', 'HashMod']) || "
+     "(has(self.modulus) && self.modulus > 0)",
+     "the hashmod action needs a modulus greater than 0"))
+
+RelabelList = lambda doc: List(RelabelConfig, doc, max_items=MAX_RULES)  # noqa: E731
 
 LabelSelector = Object({
     "matchLabels": StringMap("Labels that must all be present with these values."),
     "matchExpressions": List(Object({
         "key": String("Label key."),
-        "operator": String("In, NotIn, Exists or DoesNotExist."),
+        "operator": String("In, NotIn, Exists or DoesNotExist.",
+                           enum=["In", "NotIn", "Exists", "DoesNotExist"]),
         "values": List(String(), "Values for In and NotIn; empty for Exists and DoesNotExist."),
     }, required=["key", "operator"]), "Requirements that must all hold."),
 }, atomic=True)
@@ -170,70 +214,86 @@ APIServerConfig = Object({
     "authorization": Doc(Authorization, "Accepted for compatibility; not rendered."),
 }, required=["host"])
 
-RemoteWriteSpec = Object({
+RemoteWriteSpec = Rules(Object({
     "name": String("Name of the remote write queue (unique)."),
-    "url": String("URL of the remote write endpoint."),
-    "remoteTimeout": String("Timeout of requests to the endpoint."),
+    "url": String("URL of the remote write endpoint (http or https).", pattern=HTTP_URL_PATTERN),
+    "remoteTimeout": Doc(Duration, "Timeout of requests to the endpoint."),
     "headers": StringMap("Custom HTTP headers."),
-    "writeRelabelConfigs": List(RelabelConfig, "Relabelings applied before sending."),
+    "writeRelabelConfigs": RelabelList("Relabelings applied before sending."),
     "basicAuth": Doc(BasicAuth, "Basic authentication."),
     "oauth2": Doc(OAuth2, "OAuth2 authentication."),
     "bearerToken": String("Bearer token (inline)."),
     "bearerTokenFile": String("File holding the bearer token."),
-    "sigv4": Object({
+    "sigv4": Rules(Object({
         "region": String(),
         "accessKey": SecretKeySelector,
         "secretKey": SecretKeySelector,
         "profile": String(),
         "roleARN": String(),
     }, doc="AWS Signature Version 4 signing."),
+        ("has(self.accessKey) == has(self.secretKey)", "set both accessKey and secretKey, or neither")),
     "tlsConfig": Doc(TLSConfig, "TLS settings."),
-    "proxyUrl": String("Proxy URL."),
-    "queueConfig": Object({
-        "capacity": Integer(),
-        "minShards": Integer(),
-        "maxShards": Integer(),
-        "maxSamplesPerSend": Integer(),
-        "batchSendDeadline": String(),
-        "maxRetries": Integer("Accepted for compatibility; not rendered."),
-        "minBackoff": String(),
-        "maxBackoff": String(),
+    "proxyUrl": String("Proxy URL (http, https or socks5).", pattern=PROXY_URL_PATTERN),
+    "queueConfig": Rules(Object({
+        "capacity": Integer(minimum=0, maximum=10000000),
+        "minShards": Integer(minimum=0, maximum=10000),
+        "maxShards": Integer(minimum=0, maximum=10000),
+        "maxSamplesPerSend": Integer(minimum=0, maximum=10000000),
+        "batchSendDeadline": Duration,
+        "maxRetries": Integer("Accepted for compatibility; not rendered.", minimum=0),
+        "minBackoff": Duration,
+        "maxBackoff": Duration,
         "retryOnRateLimit": Bool("Accepted for compatibility; not rendered."),
     }, doc="Remote write queue tuning."),
+        ("!has(self.minShards) || !has(self.maxShards) || self.minShards == 0 || "
+         "self.maxShards == 0 || self.minShards <= self.maxShards",
+         "minShards must not be above maxShards")),
     "metadataConfig": Object({
         "send": Bool(),
-        "sendInterval": String(),
+        "sendInterval": Duration,
     }, doc="Metric metadata sending."),
-}, required=["url"])
+}, required=["url"]), ("!(has(self.bearerToken) && has(self.bearerTokenFile))",
+                       "set bearerToken or bearerTokenFile, not both"),
+    ("(has(self.basicAuth) ? 1 : 0) + (has(self.oauth2) ? 1 : 0) + "
+     "(has(self.bearerToken) || has(self.bearerTokenFile) ? 1 : 0) + (has(self.sigv4) ? 1 : 0) <= 1",
+     "set at most one of basicAuth, oauth2, bearerToken/bearerTokenFile and sigv4"))
 
-LogsClientSpec = Object({
-    "url": String("Loki push URL."),
+LogsClientSpec = Rules(Object({
+    "url": String("Loki push URL (http or https).", pattern=HTTP_URL_PATTERN),
     "tenantId": String("Tenant ID sent with every push."),
-    "batchWait": String("Maximum time to wait before sending a batch."),
-    "batchSize": Integer("Maximum batch size in bytes."),
+    "batchWait": Doc(GoDuration, "Maximum time to wait before sending a batch."),
+    "batchSize": Integer("Maximum batch size in bytes.", minimum=0, maximum=64 << 20),
     "basicAuth": Doc(BasicAuth, "Basic authentication."),
     "oauth2": Doc(OAuth2, "OAuth2 authentication."),
     "bearerToken": String("Bearer token (inline)."),
     "bearerTokenFile": String("File holding the bearer token."),
-    "proxyUrl": String("Proxy URL."),
+    "proxyUrl": String("Proxy URL (http, https or socks5).", pattern=PROXY_URL_PATTERN),
     "tlsConfig": Doc(TLSConfig, "TLS settings."),
     "backoffConfig": Object({
-        "minPeriod": String(),
-        "maxPeriod": String(),
-        "maxRetries": Integer(),
+        "minPeriod": GoDuration,
+        "maxPeriod": GoDuration,
+        "maxRetries": Integer(minimum=0),
     }, doc="Retry backoff."),
     "externalLabels": StringMap("Labels added to every log line sent by this client."),
-    "timeout": String("Request timeout."),
-}, required=["url"])
+    "timeout": Doc(GoDuration, "Request timeout."),
+}, required=["url"]), ("!(has(self.bearerToken) && has(self.bearerTokenFile))",
+                       "set bearerToken or bearerTokenFile, not both"),
+    ("(has(self.basicAuth) ? 1 : 0) + (has(self.oauth2) ? 1 : 0) + "
+     "(has(self.bearerToken) || has(self.bearerTokenFile) ? 1 : 0) <= 1",
+     "set at most one of basicAuth, oauth2 and bearerToken/bearerTokenFile"))
 
-MetricsSubsystemSpec = Object({
-    "remoteWrite": List(RemoteWriteSpec, "Remote write targets for every MetricsInstance (Secrets in the agent's namespace)."),
-    "replicas": Int32("Replicas of every metrics shard (default 1)."),
-    "shards": Int32("Number of metrics StatefulSets; targets are split by hashmod (default 1)."),
-    "replicaExternalLabelName": String("External label naming the replica (default __replica__; empty disables)."),
-    "metricsExternalLabelName": String("External label naming the cluster (default cluster; empty disables)."),
-    "scrapeInterval": String("Default scrape interval."),
-    "scrapeTimeout": String("Default scrape timeout."),
+MetricsSubsystemSpec = Rules(Object({
+    "remoteWrite": List(RemoteWriteSpec, "Remote write targets for every MetricsInstance (Secrets in the agent's namespace).",
+                        max_items=MAX_CLIENTS),
+    "replicas": Int32("Replicas of every metrics shard (default 1; at most 1000).", maximum=1000),
+    "shards": Int32("Number of metrics StatefulSets; targets are split by hashmod (default 1; at most 1000).",
+                    maximum=1000),
+    "replicaExternalLabelName": String("External label naming the replica (default __replica__; empty disables).",
+                                       pattern=LABEL_NAME_OR_EMPTY_PATTERN),
+    "metricsExternalLabelName": String("External label naming the cluster (default cluster; empty disables).",
+                                       pattern=LABEL_NAME_OR_EMPTY_PATTERN),
+    "scrapeInterval": Doc(Duration, "Default scrape interval."),
+    "scrapeTimeout": Doc(Duration, "Default scrape timeout."),
     "externalLabels": StringMap("Extra external labels."),
     "arbitraryFSAccessThroughSMs": Object({
         "deny": Bool("Drop ServiceMonitors that reference files in the agent container."),
@@ -241,20 +301,26 @@ MetricsSubsystemSpec = Object({
     "overrideHonorLabels": Bool("Force honor_labels to false."),
     "overrideHonorTimestamps": Bool("Force honor_timestamps to false."),
     "ignoreNamespaceSelectors": Bool("Scrape only each monitor's own namespace."),
-    "enforcedNamespaceLabel": String("Label set to the monitor's namespace on every series."),
-    "enforcedSampleLimit": Int64("Sample limit imposed on every scrape."),
-    "enforcedTargetLimit": Int64("Target limit imposed on every scrape."),
+    "enforcedNamespaceLabel": String("Label set to the monitor's namespace on every series.",
+                                     pattern=LABEL_NAME_OR_EMPTY_PATTERN),
+    "enforcedSampleLimit": Int64("Sample limit imposed on every scrape.", minimum=0, maximum=FLOAT64_EXACT),
+    "enforcedTargetLimit": Int64("Target limit imposed on every scrape.", minimum=0, maximum=FLOAT64_EXACT),
     "instanceSelector": Doc(LabelSelector, "MetricsInstances to use (unset selects none)."),
     "instanceNamespaceSelector": Doc(LabelSelector, "Namespaces to find MetricsInstances in (unset: the agent's namespace)."),
-}, doc="Metrics collection: MetricsInstances, sharding and replication.")
+}, doc="Metrics collection: MetricsInstances, sharding and replication."),
+    ("(has(self.shards) && self.shards > 1 ? self.shards : 1) * "
+     "(has(self.replicas) && self.replicas > 0 ? self.replicas : 1) <= 1000",
+     "shards × replicas must be at most 1000 metrics pods"))
 
 LogsSubsystemSpec = Object({
-    "clients": List(LogsClientSpec, "Loki clients for LogsInstances that define none."),
-    "logsExternalLabelName": String("External label naming the cluster (default cluster; empty disables)."),
+    "clients": List(LogsClientSpec, "Loki clients for LogsInstances that define none.", max_items=MAX_CLIENTS),
+    "logsExternalLabelName": String("External label naming the cluster (default cluster; empty disables).",
+                                    pattern=LABEL_NAME_OR_EMPTY_PATTERN),
     "instanceSelector": Doc(LabelSelector, "LogsInstances to use (unset selects none)."),
     "instanceNamespaceSelector": Doc(LabelSelector, "Namespaces to find LogsInstances in (unset: the agent's namespace)."),
     "ignoreNamespaceSelectors": Bool("Collect only each PodLogs' own namespace."),
-    "enforcedNamespaceLabel": String("Label set to the PodLogs' namespace on every stream."),
+    "enforcedNamespaceLabel": String("Label set to the PodLogs' namespace on every stream.",
+                                     pattern=LABEL_NAME_OR_EMPTY_PATTERN),
 }, doc="Log collection: LogsInstances run by one DaemonSet.")
 
 IntegrationsSubsystemSpec = Object({
@@ -263,8 +329,8 @@ IntegrationsSubsystemSpec = Object({
 }, doc="Integrations run by a Deployment and a DaemonSet.")
 
 GrafanaAgentSpec = Object({
-    "logLevel": String("Agent log level."),
-    "logFormat": String("Agent log format."),
+    "logLevel": String("Agent log level: debug, info, warn or error.", pattern=r"^(debug|info|warn|error)?$"),
+    "logFormat": String("Agent log format: logfmt or json.", pattern=r"^(logfmt|json)?$"),
     "apiServer": Doc(APIServerConfig, "API server used for service discovery (default in-cluster)."),
     "podMetadata": Doc(EmbeddedObjectMetadata, "Labels and annotations added to every agent pod."),
     "version": String("Grafana Agent image tag (default v0.44.8)."),
@@ -278,7 +344,8 @@ GrafanaAgentSpec = Object({
     "volumeMounts": List(VolumeMount, "Volume mounts added to both agent containers."),
     "resources": Opaque("Resources of the grafana-agent container (Kubernetes ResourceRequirements)."),
     "nodeSelector": StringMap("Node selector of the agent pods."),
-    "serviceAccountName": String("ServiceAccount of the agent pods."),
+    "serviceAccountName": String("ServiceAccount of the agent pods.", pattern=SUBDOMAIN_OR_EMPTY_PATTERN,
+                                 max_length=253),
     "secrets": List(String(), "Secrets mounted at /var/lib/grafana-agent/extra-secrets/<name>."),
     "configMaps": List(String(), "ConfigMaps mounted at /var/lib/grafana-agent/extra-configmaps/<name>."),
     "affinity": Opaque("Affinity of the agent pods (Kubernetes Affinity)."),
@@ -287,9 +354,12 @@ GrafanaAgentSpec = Object({
     "securityContext": Opaque("Pod security context of the agent pods."),
     "containers": List(Container, "Containers merged by name into the generated ones, or added."),
     "initContainers": List(Container, "Init containers of the agent pods."),
-    "priorityClassName": String("Priority class of the agent pods."),
-    "runtimeClassName": String("Runtime class of the agent pods."),
-    "portName": String("Name of the agent's HTTP port (default http-metrics)."),
+    "priorityClassName": String("Priority class of the agent pods.", pattern=SUBDOMAIN_OR_EMPTY_PATTERN,
+                                max_length=253),
+    "runtimeClassName": String("Runtime class of the agent pods.", pattern=SUBDOMAIN_OR_EMPTY_PATTERN,
+                               max_length=253),
+    "portName": String("Name of the agent's HTTP port (default http-metrics): an IANA service name.",
+                       pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$", max_length=15),
     "metrics": MetricsSubsystemSpec,
     "logs": LogsSubsystemSpec,
     "integrations": IntegrationsSubsystemSpec,
@@ -333,10 +403,10 @@ GrafanaAgentStatus = Object({
 }, doc="Observed state, written by the operator.", preserve=True)
 
 MetricsInstanceSpec = Object({
-    "walTruncateFrequency": String("How often the WAL is truncated."),
-    "minWALTime": String("Minimum age of samples kept in the WAL."),
-    "maxWALTime": String("Maximum age of samples kept in the WAL."),
-    "remoteFlushDeadline": String("Deadline for flushing remote writes at shutdown."),
+    "walTruncateFrequency": Doc(GoDuration, "How often the WAL is truncated (a Go duration)."),
+    "minWALTime": Doc(GoDuration, "Minimum age of samples kept in the WAL (a Go duration)."),
+    "maxWALTime": Doc(GoDuration, "Maximum age of samples kept in the WAL (a Go duration)."),
+    "remoteFlushDeadline": Doc(GoDuration, "Deadline for flushing remote writes at shutdown (a Go duration)."),
     "writeStaleOnShutdown": Bool("Write staleness markers at shutdown."),
     "serviceMonitorSelector": Doc(LabelSelector, "ServiceMonitors to scrape (unset selects none)."),
     "serviceMonitorNamespaceSelector": Doc(LabelSelector, "Namespaces of the ServiceMonitors (unset: this instance's namespace)."),
@@ -344,41 +414,45 @@ MetricsInstanceSpec = Object({
     "podMonitorNamespaceSelector": Doc(LabelSelector, "Namespaces of the PodMonitors (unset: this instance's namespace)."),
     "probeSelector": Doc(LabelSelector, "Probes to scrape (unset selects none)."),
     "probeNamespaceSelector": Doc(LabelSelector, "Namespaces of the Probes (unset: this instance's namespace)."),
-    "remoteWrite": List(RemoteWriteSpec, "Remote write targets of this instance."),
+    "remoteWrite": List(RemoteWriteSpec, "Remote write targets of this instance.", max_items=MAX_CLIENTS),
     "additionalScrapeConfigs": Doc(SecretKeySelector, "Secret key holding a YAML list of extra scrape configs."),
 }, doc="One metrics instance: what to scrape and where to send it.")
 
 LogsInstanceSpec = Object({
-    "clients": List(LogsClientSpec, "Loki clients (default: the GrafanaAgent's spec.logs.clients)."),
+    "clients": List(LogsClientSpec, "Loki clients (default: the GrafanaAgent's spec.logs.clients).",
+                    max_items=MAX_CLIENTS),
     "podLogsSelector": Doc(LabelSelector, "PodLogs to collect (unset selects none)."),
     "podLogsNamespaceSelector": Doc(LabelSelector, "Namespaces of the PodLogs (unset: this instance's namespace)."),
     "additionalScrapeConfigs": Doc(SecretKeySelector, "Secret key holding a YAML list of extra scrape configs."),
-    "targetConfig": Object({"syncPeriod": String()}, doc="Target discovery settings."),
+    "targetConfig": Object({"syncPeriod": GoDuration}, doc="Target discovery settings."),
 }, doc="One logs instance: which PodLogs to collect and where to send them.")
 
-PipelineStageSpec = Object({
-    "cri": Object({}, doc="Parse CRI log lines."),
-    "docker": Object({}, doc="Parse Docker log lines."),
+PipelineStageSpec = Rules(Object({
+    # Kept as given (an empty object enables the stage): a CEL rule cannot read an object
+    # type without properties.
+    "cri": Opaque("Parse CRI log lines."),
+    "docker": Opaque("Parse Docker log lines."),
     "drop": Object({
         "source": String(), "expression": String(), "value": String(),
-        "olderThan": String(), "longerThan": String(), "dropCounterReason": String(),
+        "olderThan": GoDuration, "longerThan": String(), "dropCounterReason": String(),
     }),
     "json": Object({"source": String(), "expressions": StringMap()}),
     "labelAllow": List(String()),
     "labelDrop": List(String()),
     "labels": StringMap(),
-    "limit": Object({"rate": Integer(), "burst": Integer(), "drop": Bool()}),
+    "limit": Object({"rate": Integer(minimum=1), "burst": Integer(minimum=1), "drop": Bool()}),
     "match": Object({
-        "selector": String(), "pipelineName": String(), "action": String(),
+        "selector": String(), "pipelineName": String(), "action": String(pattern=r"^(keep|drop)?$"),
         "dropCounterReason": String(),
         "stages": String("YAML list of pipeline stages, as a string."),
     }, required=["selector"]),
     "metrics": Map(Object({
-        "type": String(), "description": String(), "prefix": String(), "source": String(),
-        "maxIdleDuration": String(), "matchAll": Bool(), "countEntryBytes": Bool(),
+        "type": String(pattern=r"^(?i)(counter|gauge|histogram)$"), "description": String(),
+        "prefix": String(), "source": String(),
+        "maxIdleDuration": GoDuration, "matchAll": Bool(), "countEntryBytes": Bool(),
         "value": String(), "action": String(), "buckets": List(String()),
     }, required=["action", "type"])),
-    "multiline": Object({"firstLine": String(), "maxWaitTime": String(), "maxLines": Integer()},
+    "multiline": Object({"firstLine": String(), "maxWaitTime": GoDuration, "maxLines": Integer(minimum=0)},
                         required=["firstLine"]),
     "output": Object({"source": String()}, required=["source"]),
     "pack": Object({"labels": List(String()), "ingestTimestamp": Bool()}, required=["labels"]),
@@ -386,24 +460,33 @@ PipelineStageSpec = Object({
     "replace": Object({"source": String(), "expression": String(), "replace": String()},
                       required=["expression"]),
     "template": Object({"source": String(), "template": String()}, required=["source", "template"]),
-    "tenant": Object({"label": String(), "source": String(), "value": String()}),
+    "tenant": Rules(Object({"label": String(), "source": String(), "value": String()}),
+                    ("(has(self.label) ? 1 : 0) + (has(self.source) ? 1 : 0) + (has(self.value) ? 1 : 0) == 1",
+                     "set exactly one of label, source or value")),
     "timestamp": Object({
         "source": String(), "format": String(), "fallbackFormats": List(String()),
-        "location": String(), "actionOnFailure": String(),
+        "location": String(), "actionOnFailure": String(pattern=r"^(fudge|skip)?$"),
     }, required=["format", "source"]),
-}, doc="One pipeline stage; every member that is set is rendered into the same stage.")
+}, doc="One pipeline stage: exactly one member (the agent refuses a list item with several)."),
+    ("(has(self.cri) ? 1 : 0) + (has(self.docker) ? 1 : 0) + (has(self.drop) ? 1 : 0) + "
+     "(has(self.json) ? 1 : 0) + (has(self.labelAllow) ? 1 : 0) + (has(self.labelDrop) ? 1 : 0) + "
+     "(has(self.labels) ? 1 : 0) + (has(self.limit) ? 1 : 0) + (has(self.match) ? 1 : 0) + "
+     "(has(self.metrics) ? 1 : 0) + (has(self.multiline) ? 1 : 0) + (has(self.output) ? 1 : 0) + "
+     "(has(self.pack) ? 1 : 0) + (has(self.regex) ? 1 : 0) + (has(self.replace) ? 1 : 0) + "
+     "(has(self.template) ? 1 : 0) + (has(self.tenant) ? 1 : 0) + (has(self.timestamp) ? 1 : 0) <= 1",
+     "a pipeline stage sets at most one stage kind; split it into separate list items"))
 
 PodLogsSpec = Object({
     "jobLabel": String("Pod label whose value becomes the job label."),
     "podTargetLabels": List(String(), "Pod labels copied onto the log streams."),
     "selector": Doc(LabelSelector, "Pods to collect logs from."),
     "namespaceSelector": Doc(NamespaceSelector, "Namespaces to collect from (default: this object's)."),
-    "pipelineStages": List(PipelineStageSpec, "Processing stages applied to every line."),
-    "relabelings": List(RelabelConfig, "Relabelings applied to discovered targets."),
+    "pipelineStages": List(PipelineStageSpec, "Processing stages applied to every line.", max_items=MAX_RULES),
+    "relabelings": RelabelList("Relabelings applied to discovered targets."),
 }, required=["selector"], doc="Which pods' logs to collect and how to process them.")
 
 IntegrationSpec = Object({
-    "name": String("Integration name, e.g. node_exporter."),
+    "name": String("Integration name, e.g. node_exporter.", pattern=r"^[a-z][a-z0-9_]*$"),
     "type": Object({
         "allNodes": Bool("Run on every node (DaemonSet) instead of once (Deployment)."),
         "unique": Bool("At most one Integration of this name per agent."),
@@ -420,7 +503,7 @@ IntegrationSpec = Object({
 _endpoint_common = {
     "port": String("Name of the port to scrape."),
     "targetPort": IntOrString("Name or number of the target port (when port is unset)."),
-    "path": String("HTTP path to scrape (default /metrics)."),
+    "path": String("HTTP path to scrape (default /metrics).", pattern=r"^(/.*)?$"),
     "scheme": String("HTTP scheme.", enum=["http", "https"]),
     "params": Map(List(String()), "URL parameters."),
     "interval": Doc(Duration, "Scrape interval."),
@@ -431,9 +514,9 @@ _endpoint_common = {
     "honorTimestamps": Bool("Keep the target's timestamps."),
     "basicAuth": Doc(BasicAuth, "Basic authentication."),
     "oauth2": Doc(OAuth2, "OAuth2 (its Secrets are mounted, not rendered)."),
-    "metricRelabelings": List(RelabelConfig, "Relabelings applied to scraped samples."),
-    "relabelings": List(RelabelConfig, "Relabelings applied to targets."),
-    "proxyUrl": String("Proxy URL."),
+    "metricRelabelings": RelabelList("Relabelings applied to scraped samples."),
+    "relabelings": RelabelList("Relabelings applied to targets."),
+    "proxyUrl": String("Proxy URL (http, https or socks5).", pattern=PROXY_URL_PATTERN),
     "followRedirects": Bool("Follow HTTP redirects."),
     "enableHttp2": Bool("Use HTTP/2."),
     "filterRunning": Bool("Drop targets of pods that are not running."),
@@ -449,8 +532,8 @@ PodMetricsEndpoint = Object(dict(_endpoint_common, **{
 }))
 
 _monitor_limits = {
-    "sampleLimit": Int64("Per-scrape limit on accepted samples."),
-    "targetLimit": Int64("Limit on the number of scraped targets."),
+    "sampleLimit": Int64("Per-scrape limit on accepted samples.", minimum=0, maximum=FLOAT64_EXACT),
+    "targetLimit": Int64("Limit on the number of scraped targets.", minimum=0, maximum=FLOAT64_EXACT),
     "labelLimit": Int64("Per-scrape limit on labels (not rendered)."),
     "labelNameLengthLimit": Int64("Per-scrape limit on label name length (not rendered)."),
     "labelValueLengthLimit": Int64("Per-scrape limit on label value length (not rendered)."),
@@ -462,7 +545,7 @@ ServiceMonitorSpec = Object(dict(_monitor_limits, **{
     "jobLabel": String("Service label whose value becomes the job label."),
     "targetLabels": List(String(), "Service labels copied onto the targets."),
     "podTargetLabels": List(String(), "Pod labels copied onto the targets."),
-    "endpoints": List(Endpoint, "Endpoints to scrape."),
+    "endpoints": List(Endpoint, "Endpoints to scrape.", max_items=MAX_ENDPOINTS),
     "selector": Doc(LabelSelector, "Services to scrape."),
     "namespaceSelector": Doc(NamespaceSelector, "Namespaces of the Services (default: this object's)."),
     "attachMetadata": _attach_metadata,
@@ -471,18 +554,18 @@ ServiceMonitorSpec = Object(dict(_monitor_limits, **{
 PodMonitorSpec = Object(dict(_monitor_limits, **{
     "jobLabel": String("Pod label whose value becomes the job label."),
     "podTargetLabels": List(String(), "Pod labels copied onto the targets."),
-    "podMetricsEndpoints": List(PodMetricsEndpoint, "Endpoints to scrape."),
+    "podMetricsEndpoints": List(PodMetricsEndpoint, "Endpoints to scrape.", max_items=MAX_ENDPOINTS),
     "selector": Doc(LabelSelector, "Pods to scrape."),
     "namespaceSelector": Doc(NamespaceSelector, "Namespaces of the pods (default: this object's)."),
     "attachMetadata": _attach_metadata,
 }), required=["podMetricsEndpoints", "selector"])
 
-ProbeSpec = Object(dict(_monitor_limits, **{
+ProbeSpec = Rules(Object(dict(_monitor_limits, **{
     "jobName": String("Job name."),
     "prober": Object({
-        "url": String("host:port of the prober."),
+        "url": String("host:port of the prober.", pattern=HOST_PORT_PATTERN),
         "scheme": String(enum=["http", "https"]),
-        "path": String(default="/probe"),
+        "path": String(default="/probe", pattern=r"^(/.*)?$"),
         "proxyUrl": String("Not rendered."),
     }, required=["url"], doc="The blackbox-exporter-style prober."),
     "module": String("Prober module."),
@@ -490,12 +573,12 @@ ProbeSpec = Object(dict(_monitor_limits, **{
         "staticConfig": Object({
             "static": List(String(), "Targets."),
             "labels": StringMap("Labels of every target."),
-            "relabelingConfigs": List(RelabelConfig),
+            "relabelingConfigs": RelabelList(None),
         }, doc="Static targets (wins over ingress)."),
         "ingress": Object({
             "selector": LabelSelector,
             "namespaceSelector": NamespaceSelector,
-            "relabelingConfigs": List(RelabelConfig),
+            "relabelingConfigs": RelabelList(None),
         }, doc="Ingresses to probe."),
     }, doc="What to probe."),
     "interval": Doc(Duration, "Probe interval."),
@@ -505,8 +588,9 @@ ProbeSpec = Object(dict(_monitor_limits, **{
     "basicAuth": Doc(BasicAuth, "Basic authentication."),
     "oauth2": Doc(OAuth2, "Not rendered."),
     "authorization": Doc(SafeAuthorization, "Not rendered."),
-    "metricRelabelings": List(RelabelConfig, "Not rendered."),
-}))
+    "metricRelabelings": RelabelList("Not rendered."),
+})), ("has(self.targets) && (has(self.targets.staticConfig) || has(self.targets.ingress))",
+      "a Probe needs targets.staticConfig or targets.ingress"))
 
 # --- the custom resources -------------------------------------------------------------
 

@@ -20,26 +20,28 @@ def _node(type_, doc=None, **extra):
     return out
 
 
-def String(doc=None, enum=None, default=None, pattern=None, min_length=None, format=None):
+def String(doc=None, enum=None, default=None, pattern=None, min_length=None, format=None,
+           max_length=None):
     return _node("string", doc, enum=list(enum) if enum else None, default=default,
-                 pattern=pattern, minLength=min_length, format=format)
+                 pattern=pattern, minLength=min_length, maxLength=max_length, format=format)
 
 
 def Bool(doc=None, default=None):
     return _node("boolean", doc, default=default)
 
 
-def Int32(doc=None, default=None):
-    return _node("integer", doc, format="int32", default=default)
+def Int32(doc=None, default=None, minimum=None, maximum=None):
+    return _node("integer", doc, format="int32", default=default, minimum=minimum,
+                 maximum=maximum)
 
 
-def Int64(doc=None):
-    return _node("integer", doc, format="int64")
+def Int64(doc=None, minimum=None, maximum=None):
+    return _node("integer", doc, format="int64", minimum=minimum, maximum=maximum)
 
 
-def Integer(doc=None):
+def Integer(doc=None, minimum=None, maximum=None):
     """An integer without a declared width (upstream declares none for these)."""
-    return _node("integer", doc)
+    return _node("integer", doc, minimum=minimum, maximum=maximum)
 
 
 def IntOrString(doc=None):
@@ -50,8 +52,8 @@ def IntOrString(doc=None):
     return out
 
 
-def List(items, doc=None, list_type=None, map_keys=None):
-    out = _node("array", doc)
+def List(items, doc=None, list_type=None, map_keys=None, max_items=None):
+    out = _node("array", doc, maxItems=max_items)
     out["items"] = copy.deepcopy(items)
     if list_type:
         out["x-kubernetes-list-type"] = list_type
@@ -60,14 +62,14 @@ def List(items, doc=None, list_type=None, map_keys=None):
     return out
 
 
-def Map(values, doc=None):
-    out = _node("object", doc)
+def Map(values, doc=None, max_properties=None):
+    out = _node("object", doc, maxProperties=max_properties)
     out["additionalProperties"] = copy.deepcopy(values)
     return out
 
 
-def StringMap(doc=None):
-    return Map(String(), doc)
+def StringMap(doc=None, max_properties=None):
+    return Map(String(), doc, max_properties=max_properties)
 
 
 def Object(fields, required=(), doc=None, atomic=False, preserve=False):
@@ -96,3 +98,13 @@ def Doc(schema, doc):
     out["description"] = doc
     return out
 
+
+
+def Rules(schema, *rules):
+    """The same schema with CEL validation rules (x-kubernetes-validations), each a
+    (rule, message) pair, evaluated by the API server against the object at this node."""
+    out = copy.deepcopy(schema)
+    out.setdefault("x-kubernetes-validations", [])
+    for rule, message in rules:
+        out["x-kubernetes-validations"].append({"rule": rule, "message": message})
+    return out

@@ -3,8 +3,9 @@
 // drop nulls where the schema is not nullable, apply `default`s, then validate types,
 // required, enum, bounds, lengths, patterns and item counts. Field errors use
 // apimachinery's wording (`spec.replicas in body must be of type integer: "string"`).
-// CEL rules (x-kubernetes-validations), anyOf/oneOf/allOf/not and formats are not
-// checked: they are accepted as written.
+// Patterns are matched with RE2 (Go's regular expressions, as the API server's); CEL rules
+// (x-kubernetes-validations) are evaluated when they fall in the subset of cel.hpp (others
+// are accepted as written); anyOf/oneOf/allOf/not and formats are not checked.
 #pragma once
 
 #include <string>
