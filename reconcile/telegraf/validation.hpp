@@ -1,7 +1,10 @@
 // Checks on the individual values found in a telegraf annotation and in the controller's
 // options: endpoint names, scrape URLs, Go-style durations, tag text. Each returns the
 // rule that failed as a sentence fragment ("scheme \"ftp\" is not allowed; use http or
-// https"), so callers can prefix it with the object and endpoint it belongs to.
+// https"), so callers can prefix it with the object and endpoint it belongs to. URLs,
+// durations, text and names go through the operator's shared rules
+// (reconcile/validation); what is telegraf's own is the endpoint-name rule and the `$`
+// that telegraf expands in its whole configuration file.
 #pragma once
 
 #include <chrono>

@@ -80,7 +80,7 @@ Complaint check_go_duration(std::string_view text, const GoDurationRule& rule) {
     return m;
   }
   if (d->count() < 0 && !rule.allow_negative) {
-    return "duration " + describe(text) + " is negative";
+    return "duration " + describe(text) + (rule.allow_zero ? " is negative" : " must be positive");
   }
   if (d->count() == 0 && !rule.allow_zero)
     return "duration " + describe(text) + " must be positive";

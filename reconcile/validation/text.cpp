@@ -1,5 +1,7 @@
 #include "reconcile/validation/text.hpp"
 
+#include "net/redact.hpp"
+
 #include <cstdint>
 
 namespace aop::validation {
@@ -51,6 +53,13 @@ Complaint control_characters(std::string_view text, bool allow_breaks) {
 }  // namespace
 
 std::string describe(std::string_view text) {
+  // Credentials in URLs are redacted before the text is cut: a cut URL might no longer
+  // look like one.
+  std::string redacted;
+  if (net::needs_redaction(text)) {
+    redacted = net::redact(text);
+    text = redacted;
+  }
   constexpr std::size_t kMax = 80;
   constexpr std::string_view hex = "0123456789abcdef";
   const bool utf8 = is_valid_utf8(text);

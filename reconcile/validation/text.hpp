@@ -21,9 +21,9 @@
 
 namespace aop::validation {
 
-// Quotes a user-supplied value for an error message: quotes, backslashes and control
-// characters escaped, invalid UTF-8 bytes shown as \xNN, cut after 80 bytes (at a
-// character boundary).
+// Quotes a user-supplied value for an error message: credentials in URLs redacted
+// (net/redact.hpp), quotes, backslashes and control characters escaped, invalid UTF-8
+// bytes shown as \xNN, cut after 80 bytes (at a character boundary).
 std::string describe(std::string_view text);
 
 // Well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).

@@ -12,14 +12,14 @@ namespace aop::validation {
 namespace {
 
 Complaint check_port(std::string_view port) {
-  if (port.empty()) return "the port is empty";
+  if (port.empty()) return "the URL has an empty port";
   std::uint32_t n = 0;
   for (const char c : port) {
     if (c < '0' || c > '9') return "port " + describe(port) + " is not a number";
     n = n * 10 + static_cast<std::uint32_t>(c - '0');
     if (n > 65535) break;
   }
-  if (n == 0 || n > 65535) return "port " + describe(port) + " is not in 1..65535";
+  if (n == 0 || n > 65535) return "port " + std::string(port) + " is not in 1..65535";
   return std::nullopt;
 }
 
@@ -33,13 +33,17 @@ std::string lower(std::string_view s) {
 
 Complaint check_url(std::string_view url, const UrlRule& rule) {
   if (url.empty()) return "the URL is empty";
-  if (auto c = check_single_line(url)) return "the URL " + *c;
+  if (check_single_line(url)) {
+    return "the URL " + describe(url) +
+           " is not an absolute URL (it contains a control character or invalid UTF-8)";
+  }
   if (url.find(' ') != std::string_view::npos) {
-    return "the URL " + describe(url) + " contains a space; percent-encode it as %20";
+    return "the URL " + describe(url) +
+           " is not an absolute URL (it contains a space; percent-encode it as %20)";
   }
   if (rule.refuse_dollar && url.find('$') != std::string_view::npos) {
-    return "the URL contains `$`, which would be expanded as an environment variable; "
-           "percent-encode it as %24";
+    return "the URL contains `$`, which would be expanded as an environment variable "
+           "(exposing the environment, such as ${INFLUX_TOKEN}); percent-encode it as %24";
   }
   auto parsed = boost::urls::parse_uri(url);
   if (!parsed) {
@@ -50,8 +54,7 @@ Complaint check_url(std::string_view url, const UrlRule& rule) {
   const boost::urls::url_view& u = *parsed;
   const std::string scheme = lower(u.scheme());
   if (!is_one_of(scheme, rule.schemes)) {
-    return "the URL's scheme " + describe(u.scheme()) + " is not allowed here; use " +
-           list_of(rule.schemes);
+    return "scheme " + describe(u.scheme()) + " is not allowed here; use " + list_of(rule.schemes);
   }
   if (!u.has_authority() || u.encoded_host().empty()) {
     return "the URL " + describe(url) + " has no host";
