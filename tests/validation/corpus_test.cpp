@@ -118,7 +118,7 @@ TEST(Corpus, TheBaseHierarchyIsValid) {
   EXPECT_EQ(o.hierarchy.metrics[0].service_monitors.size(), 1u);
   EXPECT_EQ(o.hierarchy.metrics[0].pod_monitors.size(), 1u);
   EXPECT_EQ(o.hierarchy.metrics[0].probes.size(), 1u);
-  EXPECT_TRUE(o.hierarchy.metrics[0].instance.spec.additional_scrape_configs.has_value());
+  EXPECT_FALSE(o.hierarchy.metrics[0].instance.spec.additional_scrape_configs.has_value());
   ASSERT_EQ(o.hierarchy.logs.size(), 1u);
   EXPECT_EQ(o.hierarchy.logs[0].pod_logs.size(), 1u);
   EXPECT_EQ(o.hierarchy.integrations.size(), 1u);
