@@ -207,6 +207,18 @@ void authorization(Checker& c, const std::optional<Authorization>& a) {
   file_path(c, "credentialsFile", a->credentials_file);
 }
 
+// Checks of a block the upstream-compatible output does not render (endpoint and Probe
+// `oauth2` and `authorization`): what they find is reported as a warning, because the
+// agent never sees the block unless --agent-compat=fixed.
+template <class Fn>
+void unrendered(Checker& c, Fn&& fn) {
+  Checker sub(c.path());
+  fn(sub);
+  for (auto& v : sub.take()) {
+    c.add(std::move(v.field), v.message + " (not rendered unless --agent-compat=fixed)", true);
+  }
+}
+
 RelabelRule rule_of(const RelabelConfig& r) {
   return RelabelRule{r.source_labels, r.separator,   r.target_label, r.regex,
                      r.modulus,       r.replacement, r.action};
@@ -674,7 +686,7 @@ void stage(Checker& c, const PipelineStageSpec& s, int depth) {
       c.check("expression", check_regex(d.expression, RegexUse::as_written));
     }
     line(c, "value", d.value);
-    c.check("olderThan", check_go_duration(d.older_than, {.allow_zero = false}));
+    c.check("olderThan", check_go_duration(d.older_than));
     c.check("longerThan", check_byte_size(d.longer_than));
     line(c, "dropCounterReason", d.drop_counter_reason);
     if (d.source.empty() && d.expression.empty() && d.older_than.empty() && d.longer_than.empty()) {
@@ -799,9 +811,6 @@ void stage(Checker& c, const PipelineStageSpec& s, int depth) {
         c.check("action",
                 "a gauge's action is set, inc, dec, add or sub, not " + describe(m.action));
       }
-      if (type == "histogram" && m.buckets.empty()) {
-        c.check("buckets", "a histogram needs buckets");
-      }
       line(c, "description", m.description);
       line(c, "source", m.source);
       line(c, "value", m.value);
@@ -838,7 +847,7 @@ void stage(Checker& c, const PipelineStageSpec& s, int depth) {
     } else {
       c.check("firstLine", check_regex(s.multiline->first_line, RegexUse::as_written));
     }
-    c.check("maxWaitTime", check_go_duration(s.multiline->max_wait_time, {.allow_zero = false}));
+    c.check("maxWaitTime", check_go_duration(s.multiline->max_wait_time));
     bounded(c, "maxLines", s.multiline->max_lines, 0, 1'000'000);
   }
   if (s.output_source) {
@@ -850,7 +859,7 @@ void stage(Checker& c, const PipelineStageSpec& s, int depth) {
   }
   if (s.pack) {
     const auto f = c.field("pack");
-    if (s.pack->labels.empty()) c.check("labels", "the pack stage needs at least one label");
+    if (s.pack->labels.empty()) c.warn("labels", "the pack stage has no labels to pack");
     for (std::size_t i = 0; i < s.pack->labels.size(); ++i) {
       c.check("labels[" + std::to_string(i) + "]", check_label_name(s.pack->labels[i]));
     }
@@ -879,7 +888,7 @@ void stage(Checker& c, const PipelineStageSpec& s, int depth) {
     if (s.templ->source.empty()) c.check("source", "the template stage needs a source");
     line(c, "source", s.templ->source);
     if (s.templ->templ.empty()) {
-      c.check("template", "the template stage needs a template");
+      c.warn("template", "the template stage has an empty template (it sets the source to \"\")");
     } else if (!c.check("template", check_template_text(s.templ->templ))) {
       c.check("template", check_no_reloader_reference(s.templ->templ));
     }
@@ -951,8 +960,10 @@ void endpoint(Checker& c, const Endpoint& e, bool service_monitor, const Grafana
   file_path(c, "bearerTokenFile", e.bearer_token_file);
   key_selector(c, "bearerTokenSecret", e.bearer_token_secret, "Secret", true);
   basic_auth(c, e.basic_auth);
-  oauth2(c, e.oauth2);
-  authorization(c, e.authorization);
+  unrendered(c, [&](Checker& u) {
+    oauth2(u, e.oauth2);
+    authorization(u, e.authorization);
+  });
   if (e.metric_relabelings) relabels(c, "metricRelabelings", *e.metric_relabelings);
   relabels(c, "relabelings", e.relabelings);
   if (e.proxy_url && !e.proxy_url->empty()) {
@@ -1199,7 +1210,7 @@ std::vector<Problem> check_probe(const Probe& p, const GrafanaAgent& agent) {
       for (std::size_t i = 0; i < s.static_config->targets->size(); ++i) {
         const std::string& t = (*s.static_config->targets)[i];
         if (t.empty()) {
-          c.check("static[" + std::to_string(i) + "]", "a target must not be empty");
+          c.warn("static[" + std::to_string(i) + "]", "an empty target probes nothing");
         } else {
           line(c, "static[" + std::to_string(i) + "]", t);
         }
@@ -1224,8 +1235,10 @@ std::vector<Problem> check_probe(const Probe& p, const GrafanaAgent& agent) {
   tls(c, s.tls_config);
   key_selector(c, "bearerTokenSecret", s.bearer_token_secret, "Secret", true);
   basic_auth(c, s.basic_auth);
-  oauth2(c, s.oauth2);
-  authorization(c, s.authorization);
+  unrendered(c, [&](Checker& u) {
+    oauth2(u, s.oauth2);
+    authorization(u, s.authorization);
+  });
   relabels(c, "metricRelabelings", s.metric_relabelings);
   scrape_limit(c, "sampleLimit", s.sample_limit);
   scrape_limit(c, "targetLimit", s.target_limit);

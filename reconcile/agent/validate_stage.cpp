@@ -96,7 +96,7 @@ void remove_invalid(std::vector<T>& list, Kind kind, const std::set<MemberKey>& 
 
 }  // namespace
 
-Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Options&) {
+Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Options& options) {
   Validation out;
   std::set<std::string> seen;
   std::set<MemberKey> invalid;
@@ -147,9 +147,22 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
     if (once(Kind::integration, in.metadata)) add(check_integration(in));
   }
 
-  // References: every occurrence, attributed to the object that holds it.
+  // References: every occurrence, attributed to the object that holds it. Those of the
+  // blocks upstream does not render (monitor and Probe oauth2/authorization) are only
+  // read by upstream, not needed: a warning, unless --agent-compat=fixed renders them.
   for (const auto& ref : collect_asset_refs(h, true)) {
-    if (auto p = check_reference(ref, assets)) add({std::move(*p)});
+    auto p = check_reference(ref, assets);
+    if (!p) continue;
+    const bool monitor = ref.owner_kind == Kind::service_monitor ||
+                         ref.owner_kind == Kind::pod_monitor || ref.owner_kind == Kind::probe;
+    if (monitor && options.compat != Compat::fixed &&
+        (ref.field.find(".oauth2.") != std::string::npos ||
+         ref.field.find(".authorization.") != std::string::npos ||
+         ref.field.starts_with("spec.oauth2.") || ref.field.starts_with("spec.authorization."))) {
+      p->severity = Severity::warning;
+      p->message += " (not rendered unless --agent-compat=fixed)";
+    }
+    add({std::move(*p)});
   }
 
   // Members that failed are left out of every instance that selected them.

@@ -543,9 +543,8 @@ void check_volume(Checker& c, const json::value& volume) {
     if (has(v, s)) sources.push_back(s);
   }
   if (sources.empty()) {
-    c.check(std::string_view(),
-            "must specify a volume type (emptyDir, secret, configMap, "
-            "persistentVolumeClaim, hostPath, ...)");
+    // The API server defaults a volume without a source to an emptyDir.
+    c.warn(std::string_view(), "has no volume source; Kubernetes makes it an emptyDir");
     return;
   }
   if (sources.size() > 1) {
