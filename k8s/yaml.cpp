@@ -262,7 +262,7 @@ class BoundedInput final : public std::streambuf {
   std::size_t stopped_at() const { return stopped_at_; }
 
  private:
-  static constexpr std::size_t kWindow = 64 * 1024;
+  static constexpr std::size_t kWindow = std::size_t{64} * 1024;
 
   void window(std::size_t from) {
     char* base = const_cast<char*>(text_.data());  // never written: get area only

@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::size_t kLabelMax = 63;
 constexpr std::size_t kSubdomainMax = 253;
-constexpr std::size_t kAnnotationsMax = 256 * 1024;
+constexpr std::size_t kAnnotationsMax = std::size_t{256} * 1024;
 
 bool lower_alnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
