@@ -86,7 +86,7 @@ Rendered resolved(const agent::MemoryCluster& c, const agent::GrafanaAgent& a) {
   agent::DecodeCache uncached(false);
   auto d = agent::discover(a, c, uncached);
   Rendered r;
-  r.hierarchy = agent::validate(std::move(d.value.hierarchy)).value;
+  r.hierarchy = agent::validate(std::move(d.value.hierarchy), c, agent::Options{}).value;
   r.assets = agent::resolve_assets(r.hierarchy, c).value;
   return r;
 }

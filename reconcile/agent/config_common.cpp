@@ -249,19 +249,8 @@ void append_additional_scrape_configs(RenderContext& ctx, std::string_view ns,
 
 // ---- selector rules ---------------------------------------------------------------------
 
-std::optional<std::string> selector_problem(const LabelSelectorSpec& sel) {
-  for (std::size_t i = 0; i < sel.match_expressions.size(); ++i) {
-    const auto& e = sel.match_expressions[i];
-    if ((e.op == "In" || e.op == "NotIn") && e.values.empty()) {
-      return "matchExpressions[" + std::to_string(i) + "].values";
-    }
-  }
-  return std::nullopt;
-}
-
-bool selector_rules(const LabelSelectorSpec& sel, std::string_view label_prefix,
+void selector_rules(const LabelSelectorSpec& sel, std::string_view label_prefix,
                     std::string_view present_prefix, array& out) {
-  if (selector_problem(sel)) return false;
   for (const auto& [k, v] : sel.match_labels) {
     out.emplace_back(
         object{{"source_labels", array{std::string(label_prefix) + sanitize_label_name(k)}},
@@ -286,7 +275,6 @@ bool selector_rules(const LabelSelectorSpec& sel, std::string_view label_prefix,
                               {"action", e.op == "Exists" ? "keep" : "drop"}});
     }
   }
-  return true;
 }
 
 namespace {
@@ -341,6 +329,9 @@ std::string emit_config(boost::json::value tree, const Options& options) {
   k8s::yaml::EmitOptions eo;
   eo.indent = 4;
   eo.numbers = k8s::yaml::NumberStyle::go_float64;
+  // The agent runs with -config.expand-env: a value the expansion would change is
+  // written so that the agent reads it as given (README, What the operator validates).
+  eo.escape_env_expansion = true;
   if (options.compat == Compat::fixed) {
     detail::integers_as_integers(tree);
     eo.numbers = k8s::yaml::NumberStyle::exact;

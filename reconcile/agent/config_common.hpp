@@ -116,12 +116,10 @@ void append_additional_scrape_configs(RenderContext& ctx, std::string_view ns,
                                       const std::string& owner, array& out);
 
 // Label-selector relabel rules (keep/drop per matchLabels and matchExpressions) with the
-// given label prefixes. Returns
-// false (and adds nothing) when an In/NotIn expression has no values.
-bool selector_rules(const LabelSelectorSpec& sel, std::string_view label_prefix,
+// given label prefixes. The validate stage has left out members whose selectors have an
+// unknown operator or an In/NotIn without values.
+void selector_rules(const LabelSelectorSpec& sel, std::string_view label_prefix,
                     std::string_view present_prefix, array& out);
-// The field path of the first In/NotIn expression without values, if any.
-std::optional<std::string> selector_problem(const LabelSelectorSpec& sel);
 
 // ---- fragments (config_metrics.cpp, config_logs.cpp) ----------------------------------
 

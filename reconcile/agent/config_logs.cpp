@@ -255,11 +255,6 @@ object pod_logs_config(RenderContext& ctx, const PodLogs& pl) {
 
 array pod_logs_scrape_configs(RenderContext& ctx, const PodLogs& pl) {
   array out;
-  if (auto bad = selector_problem(pl.spec.selector)) {
-    ctx.problem(Kind::pod_logs, pl.metadata, "spec.selector." + *bad,
-                "operator In/NotIn needs at least one value; PodLogs skipped");
-    return out;
-  }
   out.emplace_back(pod_logs_config(ctx, pl));
   return out;
 }

@@ -350,11 +350,6 @@ object probe_config(RenderContext& ctx, const Probe& p) {
 
 array service_monitor_scrape_configs(RenderContext& ctx, const ServiceMonitor& sm) {
   array out;
-  if (auto bad = selector_problem(sm.spec.selector)) {
-    ctx.problem(Kind::service_monitor, sm.metadata, "spec.selector." + *bad,
-                "operator In/NotIn needs at least one value; ServiceMonitor skipped");
-    return out;
-  }
   out.reserve(sm.spec.endpoints.size());
   for (std::size_t i = 0; i < sm.spec.endpoints.size(); ++i) {
     out.emplace_back(service_monitor_config(ctx, sm, i));
@@ -364,11 +359,6 @@ array service_monitor_scrape_configs(RenderContext& ctx, const ServiceMonitor& s
 
 array pod_monitor_scrape_configs(RenderContext& ctx, const PodMonitor& pm) {
   array out;
-  if (auto bad = selector_problem(pm.spec.selector)) {
-    ctx.problem(Kind::pod_monitor, pm.metadata, "spec.selector." + *bad,
-                "operator In/NotIn needs at least one value; PodMonitor skipped");
-    return out;
-  }
   out.reserve(pm.spec.pod_metrics_endpoints.size());
   for (std::size_t i = 0; i < pm.spec.pod_metrics_endpoints.size(); ++i) {
     out.emplace_back(pod_monitor_config(ctx, pm, i));
@@ -378,17 +368,10 @@ array pod_monitor_scrape_configs(RenderContext& ctx, const PodMonitor& pm) {
 
 array probe_scrape_configs(RenderContext& ctx, const Probe& p) {
   array out;
+  // The validate stage leaves a Probe without targets out; this guards the renderer.
   if (!p.spec.static_config && !p.spec.ingress) {
-    ctx.problem(Kind::probe, p.metadata, "spec.targets",
-                "neither targets.staticConfig nor targets.ingress is set; Probe skipped");
+    ctx.fail("Probe " + p.metadata.ns + "/" + p.metadata.name + " has no targets");
     return out;
-  }
-  if (!p.spec.static_config) {
-    if (auto bad = selector_problem(p.spec.ingress->selector)) {
-      ctx.problem(Kind::probe, p.metadata, "spec.targets.ingress.selector." + *bad,
-                  "operator In/NotIn needs at least one value; Probe skipped");
-      return out;
-    }
   }
   out.emplace_back(probe_config(ctx, p));
   return out;

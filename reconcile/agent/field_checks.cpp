@@ -33,11 +33,8 @@ constexpr std::chrono::milliseconds kDefaultScrapeInterval = std::chrono::minute
 std::vector<Problem> to_problems(Kind kind, const ObjectMeta& m, Checker& c) {
   std::vector<Problem> out;
   for (auto& v : c.take()) {
-    out.push_back(Problem{kind,
-                          {m.ns, m.name},
-                          std::move(v.field),
-                          std::move(v.message),
-                          v.warning ? Severity::warning : Severity::error});
+    out.push_back(make_problem(kind, {m.ns, m.name}, std::move(v.field), std::move(v.message),
+                               v.warning ? Severity::warning : Severity::error));
   }
   return out;
 }
@@ -751,6 +748,9 @@ void stage(Checker& c, const PipelineStageSpec& s, int depth) {
       auto parsed = k8s::yaml::parse(m.stages);
       if (!parsed) {
         c.check("stages", parsed.error().message);
+      } else if ((parsed->is_null() || (parsed->is_array() && parsed->get_array().empty())) &&
+                 m.action != "drop") {
+        c.check("stages", "a match stage that keeps lines needs stages (or set action: drop)");
       } else if (!parsed->is_null() && !parsed->is_array()) {
         c.check("stages", "expected a YAML list of pipeline stages, got a " +
                               std::string(parsed->is_object() ? "mapping" : "scalar"));

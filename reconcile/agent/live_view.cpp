@@ -201,6 +201,12 @@ Result<std::optional<SecretData>> PlanningAssets::secret(std::string_view ns,
   return std::optional<SecretData>(SecretData{content->data});
 }
 
+Result<bool> PlanningAssets::exists(Kind kind, std::string_view ns, std::string_view name) const {
+  const k8s::KindCache* meta = kind == Kind::secret ? caches_.secrets : caches_.config_maps;
+  if (meta == nullptr) return make_error("not watched");
+  return meta->get(k8s::ObjectKey{std::string(ns), std::string(name)}) != nullptr;
+}
+
 Result<std::optional<ConfigMapData>> PlanningAssets::config_map(std::string_view ns,
                                                                 std::string_view name) const {
   const k8s::KindCache* meta = caches_.config_maps;

@@ -3,6 +3,7 @@
 // fragments.cpp, assemble.cpp, objects.cpp); the small ones are here.
 #include "reconcile/agent/pipeline.hpp"
 
+#include "reconcile/agent/field_checks.hpp"
 #include "reconcile/agent/validate_integrations.hpp"
 
 namespace aop::agent {
@@ -41,9 +42,33 @@ Outcome<GrafanaAgent> decode_root(const k8s::Object& root, DecodeCache& cache) {
   return out;
 }
 
-Outcome<Hierarchy> validate(Hierarchy hierarchy) {
+Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets,
+                            const Options& options) {
   Outcome<Hierarchy> out;
+  // Integrations first (a config that is not an object, a second unique name): one
+  // left out there is not reported again for its fields.
   out.problems = validate_integrations(hierarchy);
+  Validation v = validate_hierarchy(hierarchy, assets, options);
+  for (auto& p : v.problems) out.problems.push_back(std::move(p));
+  if (v.root_invalid) {
+    std::string message;
+    std::size_t n = 0;
+    for (const auto& p : out.problems) {
+      const auto kind = kind_of(p.kind);
+      if (p.severity != Severity::error || !kind ||
+          (*kind != Kind::grafana_agent && *kind != Kind::metrics_instance &&
+           *kind != Kind::logs_instance) ||
+          p.field.starts_with("spec.additionalScrapeConfigs")) {
+        continue;
+      }
+      if (n++ < 3) message += (message.empty() ? "" : "; ") + p.str();
+    }
+    if (n > 3) message += "; and " + std::to_string(n - 3) + " more (see status.problems)";
+    out.failure = StageFailure{Stage::validate, runtime::Errc::validation_failed,
+                               message +
+                                   "; nothing is applied until it is fixed (the last "
+                                   "good deployment stays)"};
+  }
   out.value = std::move(hierarchy);
   return out;
 }
@@ -108,21 +133,23 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
     // Left alone, but watched: a change (unpausing included) reconciles it again.
     plan.paused = true;
     if (discovered.ok()) {
-      plan.dependencies.objects =
-          asset_dependencies(validate(std::move(discovered.value.hierarchy)).value);
+      plan.dependencies.objects = asset_dependencies(discovered.value.hierarchy);
     }
     return plan;
   }
   gather(plan, discovered);
   if (plan.failure) return plan;
 
-  auto validated = validate(std::move(discovered.value.hierarchy));
+  // What the root read, before members are left out: fixing a member's missing Secret
+  // must reconcile the root again.
+  plan.dependencies.objects = asset_dependencies(discovered.value.hierarchy);
+  auto validated = validate(std::move(discovered.value.hierarchy), in.assets, in.options);
   gather(plan, validated);
   const Hierarchy& h = validated.value;
-  const std::vector<AssetRef> refs = collect_asset_refs(h);
-  plan.dependencies.objects = asset_dependencies(refs);
   plan.summary = summarize(h);
+  if (plan.failure) return plan;
 
+  const std::vector<AssetRef> refs = collect_asset_refs(h);
   auto assets = resolve_assets(h, refs, in.assets);
   gather(plan, assets);
   if (plan.failure) return plan;

@@ -34,7 +34,9 @@
 //
 // Where a root stops (the failure's stage and code):
 //   decode / invalid_spec                   nothing is touched; only an edit of the root
-//   discover / discovery_failed             fixes a decode error; the others are retried
+//   validate / validation_failed            (or of what it references) fixes the first
+//                                           two;
+//   discover / discovery_failed             the others are retried
 //   resolve_assets / asset_resolution_failed  when something the root read changes
 //   assemble / render_failed                the steps before the failing file's Secret
 //                                           still apply; retried with backoff
@@ -109,11 +111,16 @@ struct Discovered {
 Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
                              DecodeCache& cache);
 
-// validate: members that cannot work are left out of the hierarchy (a problem each,
-// naming the member and the field); suspect ones stay, with a warning. Runs before the
-// assets are resolved, so a member left out references nothing. Today: Integration
-// checks (validate_integrations.hpp). Never fails.
-Outcome<Hierarchy> validate(Hierarchy hierarchy);
+// validate: every value the hierarchy copies into a configuration or an object is checked
+// with the rule of the component that reads it (field_checks.hpp, reconcile/validation),
+// references to Secrets and ConfigMaps are looked up, additional scrape configs parsed
+// with the YAML limits, Integrations checked (validate_integrations.hpp). A member that
+// cannot work is left out of the hierarchy (a problem each, naming the member and the
+// field), and so is an invalid additional scrape config; suspect ones stay, with a
+// warning. A root-level value that fails (the GrafanaAgent, a MetricsInstance or
+// LogsInstance) fails the stage: nothing is applied, the last good deployment stays.
+// Runs before the assets are resolved, so a member left out references nothing.
+Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets, const Options& options);
 
 // resolve assets: every referenced Secret/ConfigMap key looked up. An absent object
 // stores nothing; a present object without the key fails the stage (asset resolution

@@ -42,7 +42,7 @@ std::optional<Problem> check_reference(const AssetRef& ref, const AssetSource& a
       has_key = (*c)->data.contains(ref.key) || (*c)->binary_data.contains(ref.key);
     }
   }
-  Problem p{ref.owner_kind, ref.owner, ref.field, "", Severity::error};
+  Problem p = make_problem(ref.owner_kind, ref.owner, ref.field, "");
   if (!keys) {
     p.field += ".name";
     p.message = what + " not found";
@@ -105,12 +105,13 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   std::set<MemberKey> drop_additional;
   auto add = [&](std::vector<Problem> problems) {
     for (auto& p : problems) {
+      const Kind kind = kind_of(p.kind).value_or(Kind::grafana_agent);
       if (p.severity == Severity::error) {
-        if (is_member(p.kind)) {
-          invalid.insert({p.kind, p.object});
-        } else if ((p.kind == Kind::metrics_instance || p.kind == Kind::logs_instance) &&
+        if (is_member(kind)) {
+          invalid.insert({kind, p.object});
+        } else if ((kind == Kind::metrics_instance || kind == Kind::logs_instance) &&
                    p.field.starts_with("spec.additionalScrapeConfigs")) {
-          drop_additional.insert({p.kind, p.object});
+          drop_additional.insert({kind, p.object});
           p.message += " (these additional scrape configs are left out)";
         } else {
           out.root_invalid = true;

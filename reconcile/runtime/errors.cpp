@@ -10,6 +10,8 @@ class ReconcileCategory final : public boost::system::error_category {
     switch (static_cast<Errc>(ev)) {
       case Errc::invalid_spec:
         return "the root's spec is invalid";
+      case Errc::validation_failed:
+        return "a value of the root would be refused by the component that reads it";
       case Errc::discovery_failed:
         return "discovering the hierarchy failed";
       case Errc::asset_resolution_failed:
@@ -40,6 +42,8 @@ std::string_view reason(Errc e) noexcept {
   switch (e) {
     case Errc::invalid_spec:
       return "InvalidSpec";
+    case Errc::validation_failed:
+      return "ValidationFailed";
     case Errc::discovery_failed:
       return "DiscoveryFailed";
     case Errc::asset_resolution_failed:

@@ -14,6 +14,8 @@ namespace aop::runtime {
 
 enum class Errc {
   invalid_spec = 1,         // the root itself cannot be decoded: only an edit fixes it
+  validation_failed,        // a root-level value (the root, an instance) fails its consumer's
+                            // rule: fixed by an edit or by a referenced object appearing
   discovery_failed,         // reading the hierarchy failed (invalid selector, lookup error)
   asset_resolution_failed,  // a referenced Secret or ConfigMap lacks the referenced key
   asset_read_failed,        // reading a referenced Secret or ConfigMap from the API failed

@@ -68,8 +68,9 @@ TEST(Render, AdditionalScrapeConfigsMustBeAList) {
           "scrape_configs"));
 }
 
-TEST(Render, SelectorExpressionWithoutValuesSkipsOnlyThatMonitor) {
-  Hierarchy h = metrics_hierarchy(R"(
+TEST(Render, SelectorExpressionWithoutValuesLeavesOnlyThatMonitorOut) {
+  // The validate stage leaves out the members; rendering renders the rest.
+  const MemoryCluster c = cluster_of(R"(
 apiVersion: monitoring.grafana.com/v1alpha1
 kind: GrafanaAgent
 metadata: {name: agent, namespace: ns1}
@@ -100,8 +101,13 @@ spec:
   selector: {matchExpressions: [{key: a, operator: In}]}
   podMetricsEndpoints: [{port: x}]
 )");
-  auto out = configs_of(h);
+  auto discovered = discover_in(c, agent_of(c));
+  ASSERT_TRUE(discovered.ok());
+  auto validated = validate(std::move(discovered.value.hierarchy), c, Options{});
+  ASSERT_TRUE(validated.ok());
+  auto out = configs_of(validated.value);
   ASSERT_TRUE(out.ok()) << out.failure->message;
+  EXPECT_TRUE(out.problems.empty());
   const auto& scrape = out.value[ConfigFile::metrics]
                            ->at("metrics")
                            .at("configs")
@@ -110,12 +116,13 @@ spec:
                            .as_array();
   ASSERT_EQ(scrape.size(), 1u);
   EXPECT_EQ(scrape[0].at("job_name"), "serviceMonitor/ns1/good/0");
-  const auto& problems = out.problems;
-  ASSERT_EQ(problems.size(), 2u);
-  EXPECT_EQ(problems[0].str(),
-            "ServiceMonitor ns1/bad: spec.selector.matchExpressions[0].values: operator In/NotIn "
-            "needs at least one value; ServiceMonitor skipped");
-  EXPECT_EQ(problems[1].kind, gvk(Kind::pod_monitor));
+  const auto problems = strs(validated.problems);
+  EXPECT_EQ(problems,
+            (std::vector<std::string>{
+                "ServiceMonitor ns1/bad: spec.selector.matchExpressions[0].values: must be "
+                "specified when `operator` is 'In' or 'NotIn'",
+                "PodMonitor ns1/badpm: spec.selector.matchExpressions[0].values: must be "
+                "specified when `operator` is 'In' or 'NotIn'"}));
 }
 
 TEST(Render, IgnoreNamespaceSelectorsAndHonorOverrides) {
@@ -262,26 +269,21 @@ TEST(Fragments, AMemberSelectedTwiceIsRenderedOnceAndIncludedTwice) {
   assets.values["/secrets/ns1/loki/user"] = "me";
   assets.values["/secrets/ns1/loki/pass"] = "pw";
   auto fragments = render_fragments(h, assets, Options{});
-  ASSERT_EQ(fragments.value.members.size(), 2u);  // web and broken, once each
+  // web once; broken (an In without values) was left out by the validate stage.
+  ASSERT_EQ(fragments.value.members.size(), 1u);
   const auto& web = fragments.value.members.at(MemberKey{Kind::service_monitor, {"ns1", "web"}});
   ASSERT_EQ(web.configs.size(), 2u);  // one per endpoint
   EXPECT_EQ(web.configs[1].at("job_name"), "serviceMonitor/ns1/web/1");
-  const auto& broken =
-      fragments.value.members.at(MemberKey{Kind::service_monitor, {"ns1", "broken"}});
-  EXPECT_TRUE(broken.configs.empty());
-  ASSERT_EQ(broken.problems.size(), 1u);
-  const std::string broken_problem = broken.problems[0].str();
   ASSERT_EQ(fragments.value.integrations.size(), 1u);
   EXPECT_EQ(fragments.value.integrations[0], yaml("{x: 1}"));
 
   auto configs = assemble(std::move(fragments.value), h);
   ASSERT_TRUE(configs.ok()) << configs.failure->message;
-  // Each instance's entry has the shared monitor's jobs; its problem is reported where it
-  // is included (once per instance), as upstream renders it per instance.
+  // Each instance's entry has the shared monitor's jobs.
   const auto& entries = configs.value[ConfigFile::metrics]->at("metrics").at("configs").as_array();
   ASSERT_EQ(entries.size(), 2u);
   for (const auto& e : entries) EXPECT_EQ(e.at("scrape_configs").as_array().size(), 2u);
-  EXPECT_EQ(strs(configs.problems), std::vector<std::string>(2, broken_problem));
+  EXPECT_TRUE(configs.problems.empty());
   // The integrations file: the instances without their members, and the integration.
   const auto& ds = *configs.value[ConfigFile::integrations_ds];
   EXPECT_FALSE(ds.at("metrics").at("configs").at(0).as_object().contains("scrape_configs"));
@@ -300,8 +302,7 @@ TEST(Fragments, AnErrorFailsTheFirstFileThatIncludesItAndKeepsTheOnesBefore) {
   EXPECT_TRUE(configs.value[ConfigFile::metrics].has_value());
   EXPECT_FALSE(configs.value[ConfigFile::logs].has_value());
   EXPECT_FALSE(configs.value[ConfigFile::integrations_ds].has_value());  // not reached
-  // The problems of the files assembled before the failure stand.
-  EXPECT_EQ(configs.problems.size(), 2u);
+  EXPECT_TRUE(configs.problems.empty());
 }
 
 }  // namespace

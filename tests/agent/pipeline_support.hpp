@@ -65,7 +65,7 @@ inline Outcome<Discovered> discover_in(const MemoryCluster& c, const GrafanaAgen
 inline Hierarchy hierarchy_of(const MemoryCluster& c, std::string_view name = "agent") {
   auto d = discover_in(c, agent_of(c, name));
   EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.failure->message);
-  return validate(std::move(d.value.hierarchy)).value;
+  return validate(std::move(d.value.hierarchy), c, Options{}).value;
 }
 
 // Render fragments, then assemble: the config files of a hierarchy.

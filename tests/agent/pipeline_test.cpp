@@ -99,8 +99,16 @@ TEST(Pipeline, AMissingKeyTouchesNothingButTheRootStaysWatched) {
   text.replace(text.find("stringData: {user: u, pass: p}"), 30, "stringData: {user: u}");
   const RootPlan plan = plan_of(text);
   ASSERT_TRUE(plan.failure.has_value());
-  EXPECT_EQ(plan.failure->stage, Stage::resolve_assets);
-  EXPECT_EQ(plan.failure->code, runtime::Errc::asset_resolution_failed);
+  // A root-level reference (the MetricsInstance's remote write password): the validate
+  // stage refuses the root, naming the object and field.
+  EXPECT_EQ(plan.failure->stage, Stage::validate);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::validation_failed);
+  EXPECT_NE(plan.failure->message.find("MetricsInstance ns1/m: "
+                                       "spec.remoteWrite[0].basicAuth.password.key: Secret ns1/rw "
+                                       "has no key \"pass\"; its keys are: user"),
+            std::string::npos)
+      << plan.failure->message;
+  ASSERT_EQ(strs(plan.problems).size(), 1u);
   EXPECT_FALSE(plan.applies());
   EXPECT_TRUE(plan.apply.steps.empty());
   ASSERT_TRUE(plan.summary.has_value());
@@ -108,24 +116,30 @@ TEST(Pipeline, AMissingKeyTouchesNothingButTheRootStaysWatched) {
   ASSERT_EQ(plan.dependencies.objects.size(), 1u);  // fixing the Secret reconciles it
 }
 
-TEST(Pipeline, ARenderFailureKeepsTheStepsBeforeTheFailingFile) {
-  // The LogsInstance's client reads a Secret that does not exist (kLogsWithMissingSecret).
+TEST(Pipeline, ARootLevelReferenceToAMissingSecretRefusesTheRoot) {
+  // The LogsInstance's client reads a Secret that does not exist. Upstream renders the
+  // files before the logs file and then fails; the validate stage refuses the root
+  // before anything is applied (the last good deployment stays), naming the field.
   const RootPlan plan = plan_of(agent(R"({metrics: {instanceSelector: {}},
     logs: {instanceSelector: {}}})") +
                                 std::string(kLogsWithMissingSecret));
   ASSERT_TRUE(plan.failure.has_value());
-  EXPECT_EQ(plan.failure->stage, Stage::assemble);
-  EXPECT_EQ(plan.failure->code, runtime::Errc::render_failed);
-  EXPECT_TRUE(plan.applies());
-  std::vector<std::string> applied;
-  for (const auto& s : plan.apply.steps) {
-    applied.push_back(s.action == runtime::ApplyStep::Action::apply ? s.key.name : "prune");
-  }
-  EXPECT_EQ(applied, (std::vector<std::string>{"agent-secrets", "agent-config", "agent-operated",
-                                               "agent", "prune"}));
-  // The workloads the root should have include the logs DaemonSet not applied this time.
-  ASSERT_EQ(plan.workloads.size(), 2u);
-  EXPECT_EQ(plan.workloads[1], (WorkloadRef{Kind::daemon_set, {"ns1", "agent-logs"}}));
+  EXPECT_EQ(plan.failure->stage, Stage::validate);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::validation_failed);
+  EXPECT_FALSE(plan.applies());
+  EXPECT_TRUE(plan.apply.steps.empty());
+  EXPECT_EQ(strs(plan.problems),
+            (std::vector<std::string>{
+                "LogsInstance ns1/logs: spec.clients[0].basicAuth.username.name: Secret ns1/gone "
+                "not found (references resolve in the namespace of the object holding them); "
+                "create it or correct the name",
+                "LogsInstance ns1/logs: spec.clients[0].basicAuth.password.name: Secret ns1/gone "
+                "not found (references resolve in the namespace of the object holding them); "
+                "create it or correct the name"}));
+  // Watched: creating the Secret reconciles the root.
+  bool watched = false;
+  for (const auto& d : plan.dependencies.objects) watched = watched || d.key.name == "gone";
+  EXPECT_TRUE(watched);
 }
 
 TEST(Pipeline, NamesTheApiServerWouldRefuseStopTheRootAtBuildObjectsWithNoSteps) {
@@ -150,13 +164,13 @@ TEST(Pipeline, NamesTheApiServerWouldRefuseStopTheRootAtBuildObjectsWithNoSteps)
   EXPECT_TRUE(plan.apply.steps.empty());
   EXPECT_FALSE(plan.dependencies.objects.empty()) << "a fix of the root is still seen";
 
-  // With a render failure as well (the LogsInstance's client Secret is missing), the
-  // steps before the failing file would run: the refused names win, nothing runs.
+  // With the LogsInstance's client Secret missing as well, the validate stage refuses
+  // the root first: nothing runs either.
   const MemoryCluster failing = cluster_of(text + std::string(kLogsWithMissingSecret));
   const RootPlan both = plan_root(*root_of(failing, long_name),
                                   PipelineInputs{failing, failing, Options{}, uncached, {}});
   ASSERT_TRUE(both.failure.has_value());
-  EXPECT_EQ(both.failure->code, runtime::Errc::invalid_name);
+  EXPECT_EQ(both.failure->stage, Stage::validate);
   EXPECT_FALSE(both.applies());
   EXPECT_TRUE(both.apply.steps.empty());
 }
@@ -188,7 +202,7 @@ spec: {name: x, config: [1]}
   ASSERT_EQ(problems.size(), 3u) << ::testing::PrintToString(problems);
   EXPECT_EQ(problems[0].rfind("ServiceMonitor ns1/undecodable: ", 0), 0u);            // discover
   EXPECT_EQ(problems[1].rfind("Integration ns1/bad-config: spec.config: ", 0), 0u);   // validate
-  EXPECT_EQ(problems[2].rfind("ServiceMonitor ns1/skipped: spec.selector.", 0), 0u);  // render
+  EXPECT_EQ(problems[2].rfind("ServiceMonitor ns1/skipped: spec.selector.", 0), 0u);  // validate
 }
 
 TEST(Pipeline, ContentHashesArePlannedWhenAsked) {

@@ -81,7 +81,7 @@ Rendered run(std::string_view integrations_yaml, const Options& options = {}) {
   r.options = options;
   auto discovered = discover_in(cluster, agent_of(cluster));
   EXPECT_TRUE(discovered.ok()) << discovered.failure->message;
-  auto validated = validate(std::move(discovered.value.hierarchy));
+  auto validated = validate(std::move(discovered.value.hierarchy), cluster, options);
   r.hierarchy = std::move(validated.value);
   r.problem_list = discovered.problems;
   r.problem_list.insert(r.problem_list.end(), validated.problems.begin(), validated.problems.end());

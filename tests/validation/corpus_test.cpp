@@ -17,8 +17,10 @@
 
 #include "k8s/yaml.hpp"
 #include "reconcile/agent/decode.hpp"
+#include "reconcile/agent/decode_cache.hpp"
 #include "reconcile/agent/field_checks.hpp"
 #include "reconcile/agent/memory_cluster.hpp"
+#include "reconcile/agent/pipeline.hpp"
 #include "tests/validation/corpus.hpp"
 
 namespace aop::agent {
@@ -26,14 +28,14 @@ namespace {
 
 namespace json = boost::json;
 
-struct Outcome {
+struct RowOutcome {
   Validation validation;
   Hierarchy hierarchy;
   std::string error;  // decoding or discovery failed
 };
 
-Outcome validate(const std::vector<json::value>& objects) {
-  Outcome out;
+RowOutcome validate(const std::vector<json::value>& objects) {
+  RowOutcome out;
   MemoryCluster cluster;
   for (const auto& o : objects) {
     auto added = cluster.add(o);
@@ -52,7 +54,8 @@ Outcome validate(const std::vector<json::value>& objects) {
     out.error = "GrafanaAgent: " + agent.error().message;
     return out;
   }
-  Discovery d = discover(*agent, cluster, Options{});
+  DecodeCache uncached(false);
+  auto d = discover(*agent, cluster, uncached);
   if (!d.ok()) {
     // A root whose own selectors are invalid cannot be discovered: its root-level objects
     // are checked on their own (the root is refused either way).
@@ -66,10 +69,10 @@ Outcome validate(const std::vector<json::value>& objects) {
         for (auto& p : ps) out.validation.problems.push_back(std::move(p));
       }
     }
-    if (out.validation.problems.empty()) out.error = "discovery: " + d.error->message;
+    if (out.validation.problems.empty()) out.error = "discovery: " + d.failure->message;
     return out;
   }
-  out.hierarchy = std::move(d.hierarchy);
+  out.hierarchy = std::move(d.value.hierarchy);
   out.validation = validate_hierarchy(out.hierarchy, cluster, Options{});
   return out;
 }
@@ -110,7 +113,7 @@ std::string all(const std::vector<Problem>& ps) {
 
 TEST(Corpus, TheBaseHierarchyIsValid) {
   const auto corpus = test::load_corpus();
-  const Outcome o = validate(corpus.base);
+  const RowOutcome o = validate(corpus.base);
   ASSERT_TRUE(o.error.empty()) << o.error;
   EXPECT_TRUE(o.validation.problems.empty()) << all(o.validation.problems);
   EXPECT_FALSE(o.validation.root_invalid);
@@ -133,12 +136,12 @@ TEST(Corpus, EveryRowIsReportedWithItsField) {
     SCOPED_TRACE(row.id);
     EXPECT_TRUE(ids.insert(row.id).second) << "duplicate id";
     ++per_class[row.cls];
-    const Outcome o = validate(row.objects);
+    const RowOutcome o = validate(row.objects);
     ASSERT_TRUE(o.error.empty()) << o.error;
     const auto& ps = o.validation.problems;
     const auto& e = row.expect;
     const auto it = std::find_if(ps.begin(), ps.end(), [&](const Problem& p) {
-      return kind_name(p.kind) == e.kind && p.object.ns == e.ns && p.object.name == e.name &&
+      return p.kind.kind == e.kind && p.object.ns == e.ns && p.object.name == e.name &&
              p.field == e.field && p.message.find(e.message) != std::string::npos &&
              (p.severity == Severity::warning) == e.warning;
     });
@@ -148,7 +151,7 @@ TEST(Corpus, EveryRowIsReportedWithItsField) {
     // Errors only on the object the row is about.
     for (const auto& p : ps) {
       if (p.severity != Severity::error) continue;
-      EXPECT_TRUE(kind_name(p.kind) == e.kind && p.object.ns == e.ns && p.object.name == e.name)
+      EXPECT_TRUE(p.kind.kind == e.kind && p.object.ns == e.ns && p.object.name == e.name)
           << "unexpected error elsewhere: " << p.str();
     }
     // The consequence.
