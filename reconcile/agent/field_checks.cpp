@@ -801,13 +801,14 @@ void stage(Checker& c, const PipelineStageSpec& s, int depth) {
     for (const auto& [name, m] : s.metrics) {
       const auto ks = c.key(name);
       c.check(check_metric_name(m.prefix + name));
-      std::string type = m.type;
-      for (auto& ch : type) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      // promtail lower-cases both the type and the action before comparing them.
+      const std::string type = ascii_lower(m.type);
+      const std::string action = ascii_lower(m.action);
       if (!is_one_of(type, {"counter", "gauge", "histogram"})) {
         c.check("type", "metric type " + describe(m.type) + " is not Counter, Gauge or Histogram");
-      } else if (type == "counter" && !is_one_of(m.action, {"inc", "add"})) {
+      } else if (type == "counter" && !is_one_of(action, {"inc", "add"})) {
         c.check("action", "a counter's action is inc or add, not " + describe(m.action));
-      } else if (type == "gauge" && !is_one_of(m.action, {"set", "inc", "dec", "add", "sub"})) {
+      } else if (type == "gauge" && !is_one_of(action, {"set", "inc", "dec", "add", "sub"})) {
         c.check("action",
                 "a gauge's action is set, inc, dec, add or sub, not " + describe(m.action));
       }
@@ -820,7 +821,7 @@ void stage(Checker& c, const PipelineStageSpec& s, int depth) {
         c.check("matchAll", "matchAll and value cannot both be set");
       }
       if (m.count_entry_bytes.value_or(false) &&
-          (!m.match_all.value_or(false) || m.action != "add")) {
+          (!m.match_all.value_or(false) || action != "add")) {
         c.check("countEntryBytes", "countEntryBytes needs matchAll: true and action add");
       }
       double previous = -std::numeric_limits<double>::infinity();
@@ -859,7 +860,10 @@ void stage(Checker& c, const PipelineStageSpec& s, int depth) {
   }
   if (s.pack) {
     const auto f = c.field("pack");
-    if (s.pack->labels.empty()) c.warn("labels", "the pack stage has no labels to pack");
+    if (s.pack->labels.empty())
+      c.warn("labels",
+             "the pack stage has no labels to pack (it only wraps "
+             "the line in a JSON object)");
     for (std::size_t i = 0; i < s.pack->labels.size(); ++i) {
       c.check("labels[" + std::to_string(i) + "]", check_label_name(s.pack->labels[i]));
     }

@@ -381,8 +381,7 @@ void check_annotations(Checker& c, const json::value& annotations) {
   }
   std::size_t total = 0;
   for (const auto& kv : *o) {
-    std::string lower(kv.key());
-    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string lower = ascii_lower(kv.key());
     {
       const auto k = c.key(kv.key());
       c.check(check_qualified_name(lower));

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 #include "reconcile/validation/regex.hpp"
 #include "reconcile/validation/text.hpp"
@@ -15,12 +14,6 @@ bool name_char(char c, bool first, bool colon) {
     return true;
   }
   return !first && c >= '0' && c <= '9';
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // Prometheus' pattern for a replace target that references capture groups:
@@ -103,14 +96,14 @@ Complaint check_metric_name(std::string_view name) {
 
 Complaint check_relabel_action(std::string_view action) {
   if (action.empty()) return std::nullopt;
-  if (is_one_of(lower(action), kActions)) return std::nullopt;
+  if (is_one_of(ascii_lower(action), kActions)) return std::nullopt;
   return "unknown relabel action " + describe(action) + "; use one of " + list_of(kActions) +
          " (CamelCase such as LabelMap is accepted too)";
 }
 
 void check_relabel_rule(Checker& c, const RelabelRule& r) {
   if (c.check("action", check_relabel_action(r.action))) return;
-  const std::string action = r.action.empty() ? std::string("replace") : lower(r.action);
+  const std::string action = r.action.empty() ? std::string("replace") : ascii_lower(r.action);
   for (std::size_t i = 0; i < r.source_labels.size(); ++i) {
     const auto s = c.field("sourceLabels");
     const auto is = c.index(i);
@@ -176,7 +169,7 @@ void check_relabel_rule(Checker& c, const RelabelRule& r) {
 
 Complaint check_remote_write_header(std::string_view name, std::string_view value) {
   if (auto c = check_header_name(name)) return c;
-  const std::string l = lower(name);
+  const std::string l = ascii_lower(name);
   if (l == "authorization") {
     return "the Authorization header cannot be set in headers; use basicAuth, bearerToken, "
            "oauth2 or sigv4";

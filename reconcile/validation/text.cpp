@@ -91,6 +91,14 @@ std::string describe(std::string_view text) {
   return out;
 }
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 bool is_valid_utf8(std::string_view text) {
   std::size_t i = 0;
   const std::size_t n = text.size();

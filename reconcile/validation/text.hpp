@@ -26,6 +26,10 @@ namespace aop::validation {
 // bytes shown as \xNN, cut after 80 bytes (at a character boundary).
 std::string describe(std::string_view text);
 
+// ASCII letters lower-cased (other bytes kept): the comparison Go's strings.ToLower
+// makes for the ASCII enum values the consumers lower-case.
+std::string ascii_lower(std::string_view text);
+
 // Well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
 bool is_valid_utf8(std::string_view text);
 

@@ -1,6 +1,5 @@
 #include "reconcile/validation/url.hpp"
 
-#include <cctype>
 #include <string>
 
 #include <boost/url/parse.hpp>
@@ -21,12 +20,6 @@ Complaint check_port(std::string_view port) {
   }
   if (n == 0 || n > 65535) return "port " + std::string(port) + " is not in 1..65535";
   return std::nullopt;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 }  // namespace
@@ -52,7 +45,7 @@ Complaint check_url(std::string_view url, const UrlRule& rule) {
            "://host[:port][/path], with quotes and non-ASCII characters percent-encoded";
   }
   const boost::urls::url_view& u = *parsed;
-  const std::string scheme = lower(u.scheme());
+  const std::string scheme = ascii_lower(u.scheme());
   if (!is_one_of(scheme, rule.schemes)) {
     return "scheme " + describe(u.scheme()) + " is not allowed here; use " + list_of(rule.schemes);
   }

@@ -47,12 +47,12 @@ std::vector<Root> roots(std::string_view yaml, const agent::Options& options,
   std::sort(agents.begin(), agents.end(), [](const auto& a, const auto& b) {
     return std::tie(a.metadata.ns, a.metadata.name) < std::tie(b.metadata.ns, b.metadata.name);
   });
-  (void)options;  // the discover, validate and resolve-assets stages take none
   for (const auto& ga : agents) {
     agent::DecodeCache uncached(false);
     auto d = agent::discover(ga, cluster, uncached);
     if (!d.ok()) continue;
-    auto h = agent::validate(std::move(d.value.hierarchy));
+    auto h = agent::validate(std::move(d.value.hierarchy), cluster, options);
+    if (!h.ok()) continue;
     auto store = agent::resolve_assets(h.value, cluster);
     if (!store.ok()) continue;
     out.push_back(Root{std::move(h.value), std::move(store.value)});
