@@ -37,7 +37,11 @@ bool eval(std::string_view rule, std::string_view self) {
 const std::map<std::string, json::value>& crd_schemas() {
   static const std::map<std::string, json::value> schemas = [] {
     std::map<std::string, json::value> out;
-    for (const auto& e : fs::directory_iterator(fs::path(AOP_SOURCE_DIR) / "deploy" / "crds")) {
+    // deploy/crds holds the agent's CRDs and, in a subdirectory, the Prometheus Operator's,
+    // next to their Kustomization files.
+    for (const auto& e :
+         fs::recursive_directory_iterator(fs::path(AOP_SOURCE_DIR) / "deploy" / "crds")) {
+      if (e.path().extension() != ".yaml") continue;
       std::ifstream in(e.path());
       std::ostringstream text;
       text << in.rdbuf();
