@@ -61,6 +61,9 @@ struct Validation {
   // A root-level object (GrafanaAgent, MetricsInstance, LogsInstance) is invalid: nothing
   // may be applied for this root. The problems say which and why.
   bool root_invalid = false;
+  // Every root-level error is a reference that does not resolve (a missing Secret,
+  // ConfigMap or key): reported as AssetResolutionFailed rather than ValidationFailed.
+  bool root_references_only = true;
 };
 
 // The validate stage over a discovered hierarchy: runs the checks of every object, the

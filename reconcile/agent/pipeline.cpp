@@ -64,7 +64,11 @@ Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets,
       if (n++ < 3) message += (message.empty() ? "" : "; ") + p.str();
     }
     if (n > 3) message += "; and " + std::to_string(n - 3) + " more (see status.problems)";
-    out.failure = StageFailure{Stage::validate, runtime::Errc::validation_failed,
+    // A reference that does not resolve keeps the reason it had before references were
+    // checked here (AssetResolutionFailed): the fix is in a Secret or ConfigMap.
+    out.failure = StageFailure{Stage::validate,
+                               v.root_references_only ? runtime::Errc::asset_resolution_failed
+                                                      : runtime::Errc::validation_failed,
                                message +
                                    "; nothing is applied until it is fixed (the last "
                                    "good deployment stays)"};

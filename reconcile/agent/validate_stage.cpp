@@ -103,7 +103,7 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   // Instances whose additional scrape configs are left out (a reference to them that
   // does not resolve is a problem of that member, not of the instance).
   std::set<MemberKey> drop_additional;
-  auto add = [&](std::vector<Problem> problems) {
+  auto add = [&](std::vector<Problem> problems, bool references = false) {
     for (auto& p : problems) {
       const Kind kind = kind_of(p.kind).value_or(Kind::grafana_agent);
       if (p.severity == Severity::error) {
@@ -115,6 +115,7 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
           p.message += " (these additional scrape configs are left out)";
         } else {
           out.root_invalid = true;
+          out.root_references_only = out.root_references_only && references;
         }
       }
       if (seen.insert(p.str()).second) out.problems.push_back(std::move(p));
@@ -163,7 +164,7 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
       p->severity = Severity::warning;
       p->message += " (not rendered unless --agent-compat=fixed)";
     }
-    add({std::move(*p)});
+    add({std::move(*p)}, true);
   }
 
   // Members that failed are left out of every instance that selected them.

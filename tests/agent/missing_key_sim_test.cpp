@@ -65,7 +65,11 @@ spec:
   const auto reconciled = env.condition("agents-ns", "main", "Reconciled");
   EXPECT_EQ(reconciled.at("reason").as_string(), "AssetResolutionFailed");
   const std::string message(reconciled.at("message").as_string());
-  EXPECT_TRUE(contains(message, "no key password in Secret rw-auth")) << message;
+  EXPECT_TRUE(contains(message,
+                       "spec.remoteWrite[0].basicAuth.password.key: Secret "
+                       "agents-ns/rw-auth has no key \"password\"; its keys are: "
+                       "username"))
+      << message;
   EXPECT_TRUE(contains(message, "MetricsInstance agents-ns/primary")) << message;
   ASSERT_TRUE(tst::wait_until(
       [&] {

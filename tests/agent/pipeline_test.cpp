@@ -102,7 +102,7 @@ TEST(Pipeline, AMissingKeyTouchesNothingButTheRootStaysWatched) {
   // A root-level reference (the MetricsInstance's remote write password): the validate
   // stage refuses the root, naming the object and field.
   EXPECT_EQ(plan.failure->stage, Stage::validate);
-  EXPECT_EQ(plan.failure->code, runtime::Errc::validation_failed);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::asset_resolution_failed);
   EXPECT_NE(plan.failure->message.find("MetricsInstance ns1/m: "
                                        "spec.remoteWrite[0].basicAuth.password.key: Secret ns1/rw "
                                        "has no key \"pass\"; its keys are: user"),
@@ -125,7 +125,7 @@ TEST(Pipeline, ARootLevelReferenceToAMissingSecretRefusesTheRoot) {
                                 std::string(kLogsWithMissingSecret));
   ASSERT_TRUE(plan.failure.has_value());
   EXPECT_EQ(plan.failure->stage, Stage::validate);
-  EXPECT_EQ(plan.failure->code, runtime::Errc::validation_failed);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::asset_resolution_failed);
   EXPECT_FALSE(plan.applies());
   EXPECT_TRUE(plan.apply.steps.empty());
   EXPECT_EQ(strs(plan.problems),
@@ -173,6 +173,20 @@ TEST(Pipeline, NamesTheApiServerWouldRefuseStopTheRootAtBuildObjectsWithNoSteps)
   EXPECT_EQ(both.failure->stage, Stage::validate);
   EXPECT_FALSE(both.applies());
   EXPECT_TRUE(both.apply.steps.empty());
+}
+
+TEST(Pipeline, AnInvalidRootLevelFieldFailsValidation) {
+  // With a field error next to a missing key, the reason is the field's: ValidationFailed.
+  std::string text = agent("{metrics: {instanceSelector: {}, scrapeInterval: 1.5m}}");
+  text.replace(text.find("stringData: {user: u, pass: p}"), 30, "stringData: {user: u}");
+  const RootPlan plan = plan_of(text);
+  ASSERT_TRUE(plan.failure.has_value());
+  EXPECT_EQ(plan.failure->stage, Stage::validate);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::validation_failed);
+  EXPECT_NE(plan.failure->message.find("GrafanaAgent ns1/agent: spec.metrics.scrapeInterval: "),
+            std::string::npos)
+      << plan.failure->message;
+  EXPECT_TRUE(plan.apply.steps.empty());
 }
 
 TEST(Pipeline, ProblemsComeInStageOrder) {
