@@ -36,7 +36,13 @@ Result<void> read_documents(const fs::path& file,
     if (ec) return make_error(file.string() + ": invalid JSON: " + ec.message());
     docs.push_back(std::move(v));
   } else {
-    auto parsed = k8s::yaml::parse_all(text);
+    // A preload file is a fixture chosen by whoever starts kube-sim, not input from a
+    // client: the stream may be far larger than one object (a scale test's ten thousand
+    // namespaces); each document keeps the usual bounds.
+    k8s::yaml::ParseLimits limits;
+    limits.max_input_bytes = std::size_t{1} << 30;
+    limits.max_documents = 10'000'000;
+    auto parsed = k8s::yaml::parse_all(text, limits);
     if (!parsed) return make_error(file.string() + ": " + parsed.error().message);
     docs = std::move(*parsed);
   }
