@@ -195,11 +195,7 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
   runtime::StatusWriterOptions so;
   so.may_write = ctx.may_write;
   status = std::make_unique<runtime::StatusWriter>(*ctx.client, std::move(so));
-  events = std::make_unique<RootEvents>(
-      ctx.events, controller_name(), [this](Kind kind, const k8s::ObjectKey& key) {
-        const k8s::KindCache* kc = kind == Kind::grafana_agent ? agents : caches.of(kind);
-        return kc != nullptr ? kc->get(key) : k8s::ObjectPtr{};
-      });
+  events = std::make_unique<RootEvents>(ctx.events, controller_name());
 
   runtime::ControllerOptions co;
   co.name = controller_name();
@@ -395,9 +391,8 @@ asio::awaitable<ReconcileResult> AgentController::Impl::write_status(const std::
                                                                      const k8s::ObjectPtr& root,
                                                                      const RootPlan& plan,
                                                                      RootStatus status) {
-  if (status.problems_known) events->problems(key, *root, plan.problems);
   auto written = co_await this->status->update(gvk(Kind::grafana_agent), root, status.update);
-  events->error(key, *root, status.error);
+  events->report(key, *root, status.problems_known ? &plan.problems : nullptr, status.error);
   if (written || status.error) co_return status.result;
   std::string message =
       "writing the status of GrafanaAgent " + key + ": " + written.error().describe();
@@ -474,6 +469,10 @@ std::size_t AgentController::asset_contents() const {
 
 std::uint64_t AgentController::decodes() const {
   return impl_->decode_cache.misses();
+}
+
+std::size_t AgentController::invalid_objects(Kind kind) const {
+  return impl_->events->invalid_objects(kind);
 }
 
 std::unique_ptr<runtime::ControllerModule> make_agent_module(const runtime::ModuleContext& ctx,

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "k8s/resource.hpp"
+#include "reconcile/agent/kinds.hpp"
 #include "reconcile/agent/options.hpp"
 #include "reconcile/runtime/controller.hpp"
 #include "reconcile/runtime/module.hpp"
@@ -62,6 +63,8 @@ class AgentController final : public runtime::ControllerModule {
   std::size_t asset_contents() const;
   // Members and roots decoded so far (the decode stage's cache misses).
   std::uint64_t decodes() const;
+  // Distinct objects of this kind found invalid now (agent_operator_invalid_objects).
+  std::size_t invalid_objects(Kind kind) const;
 
  private:
   struct Impl;

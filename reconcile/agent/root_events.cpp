@@ -9,80 +9,106 @@ namespace aop::agent {
 
 namespace {
 
-// Problems quoted in the GrafanaAgent's summary Event (the rest: status.problems).
+// Problems quoted in the summary Event and log line (the rest: status.problems).
 constexpr std::size_t kProblemsInSummary = 3;
+
+std::string summary(const std::vector<Problem>& problems) {
+  std::size_t errors = 0;
+  for (const auto& p : problems) errors += p.severity == Severity::error ? 1 : 0;
+  std::string out = std::to_string(errors) + " invalid, " +
+                    std::to_string(problems.size() - errors) + " suspect: ";
+  for (std::size_t i = 0; i < problems.size() && i < kProblemsInSummary; ++i) {
+    if (i > 0) out += "; ";
+    out += problems[i].str();
+  }
+  if (problems.size() > kProblemsInSummary) {
+    out += "; and " + std::to_string(problems.size() - kProblemsInSummary) +
+           " more (see status.problems)";
+  }
+  return out;
+}
+
+// A refusal whose message already lists the root's problems.
+bool lists_problems(const runtime::Failure& f) {
+  return f.code == runtime::Errc::validation_failed ||
+         f.code == runtime::Errc::asset_resolution_failed;
+}
 
 }  // namespace
 
-RootEvents::RootEvents(k8s::EventRecorder* recorder, std::string controller, Lookup lookup)
-    : recorder_(recorder), controller_(std::move(controller)), lookup_(std::move(lookup)) {}
+RootEvents::RootEvents(k8s::EventRecorder* recorder, std::string controller,
+                       net::metrics::Registry* registry)
+    : recorder_(recorder), controller_(std::move(controller)), invalid_(controller_, registry) {}
 
-void RootEvents::problems(const std::string& root, const k8s::Object& agent,
-                          const std::vector<Problem>& problems) {
-  std::set<std::string> now;
-  for (const auto& p : problems) now.insert(p.str());
-  std::set<std::string> before;
+void RootEvents::report(const std::string& root, const k8s::Object& agent,
+                        const std::vector<Problem>* problems,
+                        const std::optional<runtime::Failure>& failure) {
+  bool problems_changed = false;
+  bool failure_changed = false;
   {
     const std::lock_guard lock(mutex_);
     auto& r = reported_[root];
-    if (r.problems == now) return;
-    before = std::exchange(r.problems, now);
-  }
-  if (problems.empty() || recorder_ == nullptr) return;
-  for (const auto& p : problems) {
-    if (before.contains(p.str())) continue;  // reported already
-    net::log::warn("hierarchy member problem",
-                   {{"controller", controller_}, {"root", root}, {"problem", p.str()}});
-    // On the member itself; the Problem names the field, never data.
-    const auto kind = kind_of(p.kind);
-    if (!kind || (*kind == Kind::grafana_agent && p.object == agent.key())) continue;
-    std::optional<k8s::EventSubject> subject;
-    if (const auto obj = lookup_(*kind, p.object)) {
-      subject = runtime::event_subject(p.kind, *obj);
-    } else if (!p.object.name.empty()) {
-      subject = k8s::EventSubject{};
-      subject->api_version = p.kind.api_version();
-      subject->kind = p.kind.kind;
-      subject->ns = p.object.ns;
-      subject->name = p.object.name;
+    if (problems != nullptr) {
+      std::set<std::string> now;
+      for (const auto& p : *problems) now.insert(p.str());
+      problems_changed = r.problems != now;
+      r.problems = std::move(now);
     }
-    if (!subject) continue;
-    std::string message = p.field.empty() ? p.message : p.field + ": " + p.message;
-    message += " (in the hierarchy of GrafanaAgent " + root + ")";
-    recorder_->record(*subject, k8s::EventType::warning,
-                      p.severity == Severity::error ? "InvalidMember" : "MemberWarning",
-                      std::move(message));
-  }
-  std::string summary = std::to_string(problems.size()) + " member problem(s): ";
-  for (std::size_t i = 0; i < problems.size() && i < kProblemsInSummary; ++i) {
-    if (i > 0) summary += "; ";
-    summary += problems[i].str();
-  }
-  if (problems.size() > kProblemsInSummary) {
-    summary += "; and " + std::to_string(problems.size() - kProblemsInSummary) +
-               " more (see status.problems)";
-  }
-  recorder_->record(runtime::event_subject(gvk(Kind::grafana_agent), agent),
-                    k8s::EventType::warning, "InvalidMembers", std::move(summary));
-}
-
-void RootEvents::error(const std::string& root, const k8s::Object& agent,
-                       const std::optional<runtime::Failure>& failure) {
-  {
-    const std::lock_guard lock(mutex_);
-    auto& r = reported_[root];
-    if (r.failure == failure) return;
+    failure_changed = r.failure != failure;
     r.failure = failure;
   }
-  if (!failure || recorder_ == nullptr) return;
+
+  // The gauge: the objects with an error (a root that does not decode is one itself).
+  const bool undecodable = failure && failure->code == runtime::Errc::invalid_spec;
+  if (problems != nullptr || undecodable) {
+    std::set<runtime::InvalidObject> invalid;
+    if (problems != nullptr) {
+      for (const auto& p : *problems) {
+        if (p.severity == Severity::error)
+          invalid.insert({p.kind.kind, p.object.ns, p.object.name});
+      }
+    }
+    if (undecodable) {
+      invalid.insert(
+          {gvk(Kind::grafana_agent).kind, std::string(agent.ns()), std::string(agent.name())});
+    }
+    invalid_.set(root, std::move(invalid));
+  }
+
+  const bool new_failure = failure_changed && failure.has_value();
+  const bool new_problems = problems_changed && !problems->empty();
+  if (!new_failure && !new_problems) return;
+  std::string reason;
+  std::string message;
+  if (new_failure) {
+    reason = runtime::reason(failure->code);
+    message = failure->message;
+  }
+  if (new_problems && !(new_failure && lists_problems(*failure))) {
+    const std::string s = summary(*problems);
+    if (new_failure) {
+      message += " (and " + s + ")";
+    } else {
+      reason = "InvalidMembers";
+      message = s;
+    }
+  }
+  net::log::warn(
+      "grafana agent reconcile problems",
+      {{"controller", controller_}, {"root", root}, {"reason", reason}, {"message", message}});
+  if (recorder_ == nullptr) return;
   recorder_->record(runtime::event_subject(gvk(Kind::grafana_agent), agent),
-                    k8s::EventType::warning, std::string(runtime::reason(failure->code)),
-                    failure->message);
+                    k8s::EventType::warning, std::move(reason), std::move(message));
 }
 
 void RootEvents::forget(const std::string& root) {
+  invalid_.forget(root);
   const std::lock_guard lock(mutex_);
   reported_.erase(root);
+}
+
+std::size_t RootEvents::invalid_objects(Kind kind) const {
+  return invalid_.count(gvk(kind).kind);
 }
 
 }  // namespace aop::agent

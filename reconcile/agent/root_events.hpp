@@ -1,11 +1,13 @@
-// Warning Events of the Grafana Agent controller: each problem on the member it names
-// (InvalidMember for a member left out, MemberWarning for a suspect one) and a summary on
-// the GrafanaAgent (InvalidMembers); the error a reconcile ended with on the GrafanaAgent,
-// with its condition reason. Emitted when a root's problems or error change, not on
-// every resync (an unchanged resync writes nothing). Thread-safe.
+// What the Grafana Agent controller reports about a root beyond its status: one Warning
+// Event on the GrafanaAgent and one log line each time the root's problems or the error
+// its reconcile ended with change (never once per resync: an unchanged resync writes
+// nothing), and the gauge agent_operator_invalid_objects{controller,kind}. Thread-safe.
+//
+// The Event: the error's reason and message when the reconcile failed (a refusal by the
+// validate stage lists the problems in its message), else InvalidMembers summarising the
+// problems (the first few; all of them are in status.problems).
 #pragma once
 
-#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -15,28 +17,30 @@
 
 #include "k8s/event_recorder.hpp"
 #include "k8s/object.hpp"
+#include "net/metrics.hpp"
 #include "reconcile/agent/kinds.hpp"
 #include "reconcile/runtime/errors.hpp"
+#include "reconcile/runtime/invalid_objects.hpp"
 
 namespace aop::agent {
 
 class RootEvents {
  public:
-  // The cached object a problem names, for the Event's subject (nullptr when not cached:
-  // the Event then names it without a UID).
-  using Lookup = std::function<k8s::ObjectPtr(Kind, const k8s::ObjectKey&)>;
+  // `recorder` may be null (no Events; the log line and the gauge stay). `registry`
+  // nullptr: the process-wide one.
+  RootEvents(k8s::EventRecorder* recorder, std::string controller,
+             net::metrics::Registry* registry = nullptr);
 
-  // `recorder` may be null (no Events; problems are still logged once).
-  RootEvents(k8s::EventRecorder* recorder, std::string controller, Lookup lookup);
-
-  // The root's problems now (their first report is an Event each and a summary).
-  void problems(const std::string& root, const k8s::Object& agent,
-                const std::vector<Problem>& problems);
-  // The error the root's reconcile ended with; nullopt: it succeeded.
-  void error(const std::string& root, const k8s::Object& agent,
-             const std::optional<runtime::Failure>& failure);
+  // After a reconcile of `root`: its problems (nullptr when this reconcile did not get as
+  // far as knowing them: the last known stay) and the error it ended with (nullopt: it
+  // succeeded).
+  void report(const std::string& root, const k8s::Object& agent,
+              const std::vector<Problem>* problems, const std::optional<runtime::Failure>& failure);
   // The root is gone.
   void forget(const std::string& root);
+
+  // Distinct objects of this kind found invalid now, over every root.
+  std::size_t invalid_objects(Kind kind) const;
 
  private:
   struct Reported {
@@ -46,7 +50,7 @@ class RootEvents {
 
   k8s::EventRecorder* recorder_;
   const std::string controller_;
-  const Lookup lookup_;
+  runtime::InvalidObjects invalid_;
   std::mutex mutex_;  // owns reported_
   std::map<std::string, Reported> reported_;
 };

@@ -139,12 +139,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
                                    "Prometheus endpoints scraped by the deployed telegrafs.",
                                    {"controller"})
                             .with({settings.name})),
-        invalid_gauge(registry
-                          .gauge("agent_operator_telegraf_invalid_annotations",
-                                 "Annotated Namespaces and Applications whose annotation (or "
-                                 "Application destination) is invalid right now.",
-                                 {"controller"})
-                          .with({settings.name})),
+        invalid_objects(settings.name, &registry),
         problems_total(registry.counter(
             "agent_operator_telegraf_problems_total",
             "Problems reported as Warning Events (invalid annotations, missing destinations, "
@@ -778,7 +773,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   net::metrics::Registry& registry;
   net::metrics::Gauge& managed_gauge;
   net::metrics::Gauge& endpoints_gauge;
-  net::metrics::Gauge& invalid_gauge;
+  runtime::InvalidObjects invalid_objects;
   net::metrics::Family<net::metrics::Counter>& problems_total;
 
   // Set in init(), read-only afterwards.
@@ -812,7 +807,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
   std::mutex token_mutex;  // owns last_token_hash
   std::string last_token_hash;
 
-  SourceEvents events{ctx.events, settings.name, invalid_gauge, problems_total};
+  SourceEvents events{ctx.events, settings.name, invalid_objects, problems_total};
 
   mutable std::mutex targets_mutex;  // owns deployed, endpoint_total, reconcile_counts,
                                      // out_of_scope

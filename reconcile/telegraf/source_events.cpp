@@ -8,11 +8,11 @@
 namespace aop::telegraf {
 
 SourceEvents::SourceEvents(k8s::EventRecorder* recorder, std::string controller,
-                           net::metrics::Gauge& invalid_sources,
+                           runtime::InvalidObjects& invalid_objects,
                            net::metrics::Family<net::metrics::Counter>& problems_total)
     : recorder_(recorder),
       controller_(std::move(controller)),
-      invalid_gauge_(invalid_sources),
+      invalid_objects_(invalid_objects),
       problems_total_(problems_total) {}
 
 void SourceEvents::report(const std::map<std::string, Subject>& considered,
@@ -29,6 +29,12 @@ void SourceEvents::report(const std::map<std::string, Subject>& considered,
         if (p.reason != ProblemReason::endpoint_conflict) invalid = true;
       }
       const std::string uid(subject.object->uid());
+      std::set<runtime::InvalidObject> invalid_now;
+      if (invalid) {
+        invalid_now.insert({subject.gvk.kind, std::string(subject.object->ns()),
+                            std::string(subject.object->name())});
+      }
+      invalid_objects_.set(ref, std::move(invalid_now));
       auto it = reported_.find(ref);
       if (now.empty()) {
         if (it != reported_.end()) reported_.erase(it);
@@ -50,7 +56,6 @@ void SourceEvents::report(const std::map<std::string, Subject>& considered,
       }
       it->second.messages = std::move(kept);
     }
-    update_gauge();
   }
   for (const auto& [p, subject] : emit) {
     const std::string reason(reason_name(p->reason));
@@ -69,7 +74,7 @@ void SourceEvents::report(const std::map<std::string, Subject>& considered,
 void SourceEvents::forget(const SourceRef& ref) {
   const std::lock_guard lock(mutex_);
   reported_.erase(ref.str());
-  update_gauge();
+  invalid_objects_.forget(ref.str());
 }
 
 std::size_t SourceEvents::invalid_sources() const {
@@ -77,12 +82,6 @@ std::size_t SourceEvents::invalid_sources() const {
   std::size_t n = 0;
   for (const auto& [ref, r] : reported_) n += r.invalid ? 1 : 0;
   return n;
-}
-
-void SourceEvents::update_gauge() {
-  std::size_t n = 0;
-  for (const auto& [ref, r] : reported_) n += r.invalid ? 1 : 0;
-  invalid_gauge_.set(static_cast<double>(n));
 }
 
 }  // namespace aop::telegraf

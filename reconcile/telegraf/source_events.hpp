@@ -1,7 +1,8 @@
 // Warning Events of the telegraf controller: each problem of a source (an annotated
 // Namespace or Application) on that object, once per (source, message) until the problem
 // goes away: repeating them on every resync would be a write per resync. Also the
-// invalid-sources gauge and the problems counter. Thread-safe.
+// invalid-objects gauge (sources with a problem of their own) and the problems counter.
+// Thread-safe.
 #pragma once
 
 #include <map>
@@ -14,6 +15,7 @@
 #include "k8s/object.hpp"
 #include "k8s/resource.hpp"
 #include "net/metrics.hpp"
+#include "reconcile/runtime/invalid_objects.hpp"
 #include "reconcile/telegraf/sources.hpp"
 
 namespace aop::telegraf {
@@ -28,7 +30,7 @@ class SourceEvents {
  public:
   // `recorder` may be null (no Events; problems are still logged and counted).
   SourceEvents(k8s::EventRecorder* recorder, std::string controller,
-               net::metrics::Gauge& invalid_sources,
+               runtime::InvalidObjects& invalid_objects,
                net::metrics::Family<net::metrics::Counter>& problems_total);
 
   // The problems of the `considered` sources (by SourceRef::str()) now. New ones become
@@ -46,11 +48,9 @@ class SourceEvents {
     std::set<std::string> messages;  // reported as Events (and logged) already
     bool invalid = false;            // a problem of the source itself, not a conflict
   };
-  void update_gauge();  // under mutex_
-
   k8s::EventRecorder* recorder_;
   const std::string controller_;
-  net::metrics::Gauge& invalid_gauge_;
+  runtime::InvalidObjects& invalid_objects_;
   net::metrics::Family<net::metrics::Counter>& problems_total_;
   mutable std::mutex mutex_;                  // owns reported_
   std::map<std::string, Reported> reported_;  // by SourceRef::str()

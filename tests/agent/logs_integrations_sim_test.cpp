@@ -126,24 +126,33 @@ spec:
       kDeadline))
       << json::serialize(env.agent_status("agents", "main"));
 
-  // ... as Warning Events on the members, naming the field, and summarized on the agent ...
-  ASSERT_TRUE(tst::wait_until(
-      [&] {
-        return !env.events.about("Integration", "agents", "node-exporter-2", "InvalidMember")
-                    .empty() &&
-               !env.events.about("Integration", "agents", "redis", "MemberWarning").empty() &&
-               !env.events.about("GrafanaAgent", "agents", "main", "InvalidMembers").empty();
-      },
-      kDeadline));
-  const auto dup = env.events.about("Integration", "agents", "node-exporter-2", "InvalidMember");
-  EXPECT_EQ(dup.front().type, k8s::EventType::warning);
-  EXPECT_TRUE(contains(dup.front().message, "spec.name")) << dup.front().message;
-  EXPECT_TRUE(contains(dup.front().message, "unique")) << dup.front().message;
-  EXPECT_FALSE(dup.front().subject.uid.empty()) << "the Event names the member object";
-  const auto dangling = env.events.about("Integration", "agents", "redis", "MemberWarning");
-  EXPECT_TRUE(contains(dangling.front().message, "spec.config.autoscrape.metrics_instance"));
-  EXPECT_TRUE(contains(dangling.front().message, "agents/missing"));
-
+  // ... as a Warning Event on the agent per problem set, naming members and fields (none
+  // on the members; the two were created one after the other, so the last Event names
+  // both), and in the invalid-objects gauge (the dangling reference is only suspect) ...
+  auto last_summary = [&] {
+    const auto all = env.events.about("GrafanaAgent", "agents", "main", "InvalidMembers");
+    return all.empty() ? std::string() : all.back().message;
+  };
+  ASSERT_TRUE(tst::wait_until([&] { return contains(last_summary(), "1 invalid, 1 suspect: "); },
+                              kDeadline))
+      << last_summary();
+  const auto summary = env.events.about("GrafanaAgent", "agents", "main", "InvalidMembers");
+  const auto summaries = summary.size();
+  ASSERT_LE(summaries, 2u);
+  const std::string& message = summary.back().message;
+  EXPECT_EQ(summary.front().type, k8s::EventType::warning);
+  EXPECT_TRUE(contains(message, "1 invalid, 1 suspect: ")) << message;
+  EXPECT_TRUE(contains(message, "Integration agents/node-exporter-2: spec.name: ")) << message;
+  EXPECT_TRUE(contains(message, "unique")) << message;
+  EXPECT_TRUE(
+      contains(message, "Integration agents/redis: spec.config.autoscrape.metrics_instance"))
+      << message;
+  EXPECT_TRUE(contains(message, "agents/missing")) << message;
+  EXPECT_FALSE(summary.front().subject.uid.empty()) << "the Event names the GrafanaAgent";
+  for (const auto& e : env.events.events()) {
+    EXPECT_NE(e.subject.kind, "Integration") << e.reason << ": " << e.message;
+  }
+  EXPECT_EQ(agent.invalid_objects(Kind::integration), 1u);
   // ... while the rest keeps deploying: the first node_exporter and redis are rendered.
   ASSERT_TRUE(tst::wait_until(
       [&] {
@@ -166,6 +175,12 @@ spec:
   ASSERT_TRUE(tst::wait_until(
       [&] { return agent.reconciles("agents/main") > before && agent.idle(); }, kDeadline));
   EXPECT_EQ(env.events.events().size(), events);
+  EXPECT_EQ(env.events.about("GrafanaAgent", "agents", "main", "InvalidMembers").size(), summaries);
+
+  // Fixed: the gauge goes back to zero.
+  env.remove(Kind::integration, "agents", "node-exporter-2");
+  ASSERT_TRUE(
+      tst::wait_until([&] { return agent.invalid_objects(Kind::integration) == 0; }, kDeadline));
 }
 
 }  // namespace

@@ -77,6 +77,15 @@ spec:
                     .empty();
       },
       kDeadline));
+  // That Event is the one report of this problem set (it quotes the problem), and the
+  // MetricsInstance counts as an invalid object.
+  const auto refused =
+      env.events.about("GrafanaAgent", "agents-ns", "main", "AssetResolutionFailed");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_TRUE(contains(refused.front().message, "MetricsInstance agents-ns/primary: "))
+      << refused.front().message;
+  EXPECT_TRUE(env.events.about("GrafanaAgent", "agents-ns", "main", "InvalidMembers").empty());
+  EXPECT_EQ(agent.invalid_objects(Kind::metrics_instance), 1u);
 
   // No secret data anywhere the controller reports to; the last good config untouched.
   const std::string status_text = json::serialize(env.agent_status("agents-ns", "main"));
@@ -102,7 +111,7 @@ spec:
   EXPECT_EQ(
       *k8s::base64_decode(assets->at("data").at("_secrets_agents_ns_rw_auth_password").as_string()),
       "pw-new");
-  (void)agent;
+  EXPECT_EQ(agent.invalid_objects(Kind::metrics_instance), 0u);
 }
 
 }  // namespace
