@@ -24,6 +24,11 @@ inline constexpr std::int64_t kMaxShards = 1000;
 inline constexpr std::int64_t kMaxReplicas = 1000;
 // Pods of the metrics StatefulSets of one root: shards × replicas.
 inline constexpr std::int64_t kMaxMetricsPods = 1000;
+// Scrape and log jobs one root renders: ServiceMonitor and PodMonitor endpoints, Probes,
+// PodLogs and Integrations, counted once per instance that selects them. Rendering costs
+// ≈32 µs and ≈3 KB of configuration per scrape job (bench/RESULTS.md): 10,000 jobs stay
+// well under a second of CPU and the size a config Secret can hold after gzip.
+inline constexpr std::size_t kMaxJobsPerRoot = 10'000;
 // remote_write queue settings.
 inline constexpr std::int64_t kMaxQueueCapacity = 10'000'000;
 inline constexpr std::int64_t kMaxQueueShards = 10'000;

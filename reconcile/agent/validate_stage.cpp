@@ -223,6 +223,28 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
     }
     additional(e.instance, Kind::logs_instance, false, jobs);
   }
+
+  // The work budget: a hierarchy above it refuses the root (the last good deployment
+  // stays) instead of rendering a configuration no agent could load.
+  std::size_t jobs = h.integrations.size();
+  for (const auto& e : h.metrics) {
+    for (const auto& sm : e.service_monitors) jobs += sm.spec.endpoints.size();
+    for (const auto& pm : e.pod_monitors) jobs += pm.spec.pod_metrics_endpoints.size();
+    jobs += e.probes.size();
+  }
+  for (const auto& e : h.logs) jobs += e.pod_logs.size();
+  if (jobs > kMaxJobsPerRoot) {
+    Problem p;
+    p.kind = gvk(Kind::grafana_agent);
+    p.object = {h.agent.metadata.ns, h.agent.metadata.name};
+    p.message = "its hierarchy renders " + std::to_string(jobs) +
+                " scrape and log jobs (ServiceMonitor and PodMonitor endpoints, Probes, "
+                "PodLogs and Integrations, once per instance that selects them); at most " +
+                std::to_string(kMaxJobsPerRoot) +
+                " per GrafanaAgent: narrow the instances' selectors or split the members "
+                "across GrafanaAgents";
+    add({std::move(p)});
+  }
   return out;
 }
 

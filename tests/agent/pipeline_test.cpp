@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "reconcile/agent/field_checks.hpp"
 #include "tests/agent/pipeline_support.hpp"
 
 namespace aop::agent {
@@ -187,6 +188,33 @@ TEST(Pipeline, AnInvalidRootLevelFieldFailsValidation) {
             std::string::npos)
       << plan.failure->message;
   EXPECT_TRUE(plan.apply.steps.empty());
+}
+
+TEST(Pipeline, AHierarchyOverTheJobBudgetRefusesTheRoot) {
+  // ServiceMonitor web has one endpoint; `many` brings the root to `total` scrape jobs.
+  const auto with_jobs = [](std::size_t total) {
+    std::string endpoints;
+    for (std::size_t i = 1; i < total; ++i) endpoints += i == 1 ? "{port: p}" : ", {port: p}";
+    return agent("{metrics: {instanceSelector: {}}}") +
+           "---\napiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: "
+           "many, namespace: ns1}\nspec: {endpoints: [" +
+           endpoints + "]}\n";
+  };
+  const RootPlan at_budget = plan_of(with_jobs(kMaxJobsPerRoot));
+  EXPECT_FALSE(at_budget.failure.has_value()) << at_budget.failure->message;
+  EXPECT_TRUE(at_budget.applies());
+
+  const RootPlan over = plan_of(with_jobs(kMaxJobsPerRoot + 1));
+  ASSERT_TRUE(over.failure.has_value());
+  EXPECT_EQ(over.failure->stage, Stage::validate);
+  EXPECT_EQ(over.failure->code, runtime::Errc::validation_failed);
+  EXPECT_NE(over.failure->message.find("GrafanaAgent ns1/agent: its hierarchy renders 10001 "
+                                       "scrape and log jobs"),
+            std::string::npos)
+      << over.failure->message;
+  EXPECT_NE(over.failure->message.find("at most 10000 per GrafanaAgent"), std::string::npos);
+  EXPECT_FALSE(over.applies());
+  EXPECT_TRUE(over.apply.steps.empty());
 }
 
 TEST(Pipeline, ProblemsComeInStageOrder) {
