@@ -83,7 +83,10 @@ Result<std::vector<Input>> load(const std::vector<std::string>& paths) {
       // A List (kubectl get -o yaml) expands into its items.
       if (doc.is_object() && doc.as_object().contains("items") &&
           doc.as_object().at("items").is_array()) {
-        for (auto& item : doc.as_object().at("items").as_array()) out.push_back({item, origin});
+        auto& items = doc.as_object().at("items").as_array();
+        for (std::size_t j = 0; j < items.size(); ++j) {
+          out.push_back({items[j], origin + " (items[" + std::to_string(j) + "])"});
+        }
       } else {
         out.push_back({std::move(doc), origin});
       }
@@ -131,6 +134,9 @@ class Renderer {
  public:
   explicit Renderer(const Options& o) : options_(o) {}
 
+  // Every document must be a Kubernetes object (errors name file and document); kinds
+  // no enabled controller reads are ignored with a warning.
+  void check(const std::vector<Input>& inputs);
   void agent(const std::vector<Input>& inputs);
   void telegraf(const std::vector<Input>& inputs);
   void kubelet(const std::vector<Input>& inputs);
@@ -149,6 +155,62 @@ class Renderer {
   std::vector<json::object> objects_;
   bool failed_ = false;
 };
+
+std::string_view json_type(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::object:
+      return "a mapping";
+    case json::kind::array:
+      return "a list";
+    case json::kind::string:
+      return "a string";
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "a boolean";
+    default:
+      return "a number";
+  }
+}
+
+void Renderer::check(const std::vector<Input>& inputs) {
+  const bool agent = enabled(options_, "agent");
+  const bool telegraf = enabled(options_, "telegraf");
+  const bool nodes = !options_.kubelet_service.empty();
+  for (const auto& in : inputs) {
+    if (!in.object.is_object()) {
+      report("error", in.origin,
+             "the document is " + std::string(json_type(in.object)) +
+                 ", not a Kubernetes object (a mapping with apiVersion, kind and metadata)");
+      continue;
+    }
+    const auto& o = in.object.as_object();
+    const std::string api_version = string_at(o, {"apiVersion"});
+    const std::string kind = string_at(o, {"kind"});
+    if (api_version.empty() || kind.empty()) {
+      report("error", in.origin,
+             std::string("the object has no ") + (kind.empty() ? "kind" : "apiVersion") +
+                 " (a string), so it is not a Kubernetes object");
+      continue;
+    }
+    const auto agent_kind = agent::kind_of(o);
+    // The generated kinds (Services, workloads) are outputs, not read.
+    const bool agent_input = agent_kind && *agent_kind != agent::Kind::service &&
+                             *agent_kind != agent::Kind::stateful_set &&
+                             *agent_kind != agent::Kind::daemon_set &&
+                             *agent_kind != agent::Kind::deployment;
+    const bool read =
+        (agent && agent_input) ||
+        (telegraf && ((api_version == "v1" && kind == "Namespace") ||
+                      (api_version.starts_with("argoproj.io/") && kind == "Application"))) ||
+        (nodes && api_version == "v1" && kind == "Node");
+    if (!read) {
+      report("warning", in.origin,
+             describe(in.object) + " (apiVersion " + api_version +
+                 "): not a kind the enabled controllers read; ignored");
+    }
+  }
+}
 
 void Renderer::agent(const std::vector<Input>& inputs) {
   agent::MemoryCluster cluster;
@@ -277,6 +339,7 @@ int run_render(const Options& options, const std::vector<std::string>& paths,
     return 1;
   }
   Renderer r(options);
+  r.check(*inputs);
   if (enabled(options, "agent")) r.agent(*inputs);
   if (enabled(options, "telegraf")) r.telegraf(*inputs);
   if (!options.kubelet_service.empty()) r.kubelet(*inputs);
