@@ -3,6 +3,8 @@
 // fragments.cpp, assemble.cpp, objects.cpp); the small ones are here.
 #include "reconcile/agent/pipeline.hpp"
 
+#include <algorithm>
+
 #include "reconcile/agent/field_checks.hpp"
 #include "reconcile/agent/validate_integrations.hpp"
 
@@ -42,6 +44,35 @@ Outcome<GrafanaAgent> decode_root(const k8s::Object& root, DecodeCache& cache) {
   return out;
 }
 
+namespace {
+
+// The validate stage's refusal of a root: the first root-level errors, quoted.
+StageFailure root_refusal(const std::vector<Problem>& problems, bool references_only) {
+  std::string message;
+  std::size_t n = 0;
+  for (const auto& p : problems) {
+    const auto kind = kind_of(p.kind);
+    if (p.severity != Severity::error || !kind ||
+        (*kind != Kind::grafana_agent && *kind != Kind::metrics_instance &&
+         *kind != Kind::logs_instance) ||
+        p.field.starts_with("spec.additionalScrapeConfigs")) {
+      continue;
+    }
+    if (n++ < 3) message += (message.empty() ? "" : "; ") + p.str();
+  }
+  if (n > 3) message += "; and " + std::to_string(n - 3) + " more (see status.problems)";
+  // A reference that does not resolve keeps the reason it had before references were
+  // checked here (AssetResolutionFailed): the fix is in a Secret or ConfigMap.
+  return StageFailure{
+      Stage::validate,
+      references_only ? runtime::Errc::asset_resolution_failed : runtime::Errc::validation_failed,
+      message +
+          "; nothing is applied until it is fixed (the last good deployment "
+          "stays)"};
+}
+
+}  // namespace
+
 Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets,
                             const Options& options) {
   Outcome<Hierarchy> out;
@@ -50,29 +81,7 @@ Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets,
   out.problems = validate_integrations(hierarchy);
   Validation v = validate_hierarchy(hierarchy, assets, options);
   for (auto& p : v.problems) out.problems.push_back(std::move(p));
-  if (v.root_invalid) {
-    std::string message;
-    std::size_t n = 0;
-    for (const auto& p : out.problems) {
-      const auto kind = kind_of(p.kind);
-      if (p.severity != Severity::error || !kind ||
-          (*kind != Kind::grafana_agent && *kind != Kind::metrics_instance &&
-           *kind != Kind::logs_instance) ||
-          p.field.starts_with("spec.additionalScrapeConfigs")) {
-        continue;
-      }
-      if (n++ < 3) message += (message.empty() ? "" : "; ") + p.str();
-    }
-    if (n > 3) message += "; and " + std::to_string(n - 3) + " more (see status.problems)";
-    // A reference that does not resolve keeps the reason it had before references were
-    // checked here (AssetResolutionFailed): the fix is in a Secret or ConfigMap.
-    out.failure = StageFailure{Stage::validate,
-                               v.root_references_only ? runtime::Errc::asset_resolution_failed
-                                                      : runtime::Errc::validation_failed,
-                               message +
-                                   "; nothing is applied until it is fixed (the last "
-                                   "good deployment stays)"};
-  }
+  if (v.root_invalid) out.failure = root_refusal(out.problems, v.root_references_only);
   out.value = std::move(hierarchy);
   return out;
 }
@@ -140,6 +149,18 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
       plan.dependencies.objects = asset_dependencies(discovered.value.hierarchy);
     }
     return plan;
+  }
+  if (!discovered.ok()) {
+    // A hierarchy that cannot be discovered may be so because of a root-level field (an
+    // invalid selector operator): the GrafanaAgent's own checks name the field exactly.
+    Outcome<Hierarchy> checked;
+    checked.problems = check_grafana_agent(agent.value);
+    if (std::any_of(checked.problems.begin(), checked.problems.end(),
+                    [](const Problem& p) { return p.severity == Severity::error; })) {
+      checked.failure = root_refusal(checked.problems, false);
+      gather(plan, checked);
+      return plan;
+    }
   }
   gather(plan, discovered);
   if (plan.failure) return plan;

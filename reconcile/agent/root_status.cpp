@@ -157,8 +157,13 @@ RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied
     const Readiness r = readiness(workloads);
     su.conditions.push_back({"Ready", r.ready ? "True" : "False", r.reason, r.message, generation});
   }
-  if (plan.summary) {
+  // Problems are known once the validate stage ran (also when it refused the root
+  // before anything was discovered); the counts once a hierarchy was discovered.
+  if (plan.summary || (plan.failure && plan.failure->stage == Stage::validate)) {
     out.problems_known = true;
+    su.fields["problems"] = problems_json(plan.problems);
+  }
+  if (plan.summary) {
     const HierarchySummary& s = *plan.summary;
     su.fields["metricsInstances"] = s.metrics_instances;
     su.fields["serviceMonitors"] = s.service_monitors;
@@ -167,7 +172,6 @@ RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied
     su.fields["logsInstances"] = s.logs_instances;
     su.fields["podLogs"] = s.pod_logs;
     su.fields["integrations"] = s.integrations;
-    su.fields["problems"] = problems_json(plan.problems);
   }
 
   if (out.error) {

@@ -97,8 +97,9 @@ inline std::string crd_dir() {
 
 class AgentSim {
  public:
-  explicit AgentSim(std::vector<std::string> sim_args = {})
-      : cluster_(tst::start_cluster({{crd_dir()}, std::move(sim_args), true})),
+  // `crds`: the CRDs to load (deploy/crds by default).
+  explicit AgentSim(std::vector<std::string> sim_args = {}, std::string crds = crd_dir())
+      : cluster_(tst::start_cluster({{std::move(crds)}, std::move(sim_args), true})),
         identity(tst::install_operator_rbac(*cluster_, AOP_SOURCE_DIR)),
         io(4) {
     net::log::configure(net::log::Level::warn, net::log::Format::text);

@@ -85,11 +85,35 @@ TEST(Pipeline, APausedRootIsWatchedAndOtherwiseLeftAlone) {
   EXPECT_EQ(plan.dependencies.objects[0].key, (k8s::ObjectKey{"ns1", "rw"}));
 }
 
-TEST(Pipeline, ADiscoveryFailureKeepsWhatWasListed) {
+TEST(Pipeline, AnInvalidRootSelectorIsRefusedNamingItsField) {
+  // Discovery cannot list with this selector; the GrafanaAgent's own checks say exactly
+  // which field is wrong, and the problems are known (written to status.problems).
   const RootPlan plan =
       plan_of(agent("{metrics: {instanceSelector: {matchExpressions: [{key: a, operator: X}]}}}"));
   ASSERT_TRUE(plan.failure.has_value());
-  EXPECT_EQ(plan.failure->stage, Stage::discover);
+  EXPECT_EQ(plan.failure->stage, Stage::validate);
+  EXPECT_EQ(plan.failure->code, runtime::Errc::validation_failed);
+  ASSERT_EQ(plan.problems.size(), 1u);
+  EXPECT_EQ(plan.problems[0].field, "spec.metrics.instanceSelector.matchExpressions[0].operator");
+  EXPECT_NE(
+      plan.failure->message.find("GrafanaAgent ns1/agent: "
+                                 "spec.metrics.instanceSelector.matchExpressions[0].operator"),
+      std::string::npos)
+      << plan.failure->message;
+  EXPECT_FALSE(plan.applies());
+  EXPECT_FALSE(plan.summary.has_value());
+  EXPECT_TRUE(plan.apply.steps.empty());
+}
+
+TEST(Pipeline, ADiscoveryFailureKeepsWhatWasListed) {
+  // An instance's selector: discovery fails on it (the instance is found, its members
+  // cannot be listed).
+  std::string text = agent("{metrics: {instanceSelector: {}}}");
+  text.replace(text.find("serviceMonitorSelector: {}"), 26,
+               "serviceMonitorSelector: {matchExpressions: [{key: a, operator: X}]}");
+  const RootPlan plan = plan_of(text);
+  ASSERT_TRUE(plan.failure.has_value());
+  EXPECT_EQ(plan.failure->stage, Stage::discover) << plan.failure->message;
   EXPECT_FALSE(plan.applies());
   EXPECT_FALSE(plan.summary.has_value());
   EXPECT_TRUE(plan.apply.steps.empty());
