@@ -12,6 +12,7 @@
 #include "k8s/yaml.hpp"
 #include "reconcile/agent/decode.hpp"
 #include "reconcile/agent/sanitize.hpp"
+#include "reconcile/agent/validate_integrations.hpp"
 #include "reconcile/validation/durations.hpp"
 #include "reconcile/validation/kubernetes.hpp"
 #include "reconcile/validation/loki.hpp"
@@ -1288,7 +1289,6 @@ std::vector<Problem> check_integration(const Integration& in) {
     const auto f = c.field("config");
     strings_in(c, *s.config);
   }
-  const std::string prefix = in.metadata.ns + "-" + in.metadata.name + "-";
   std::set<std::string, std::less<>> volumes;
   {
     const auto f = c.field("volumes");
@@ -1298,13 +1298,13 @@ std::vector<Problem> check_integration(const Integration& in) {
       check_volume(c, v);
       const auto* n = s.volumes[i].if_contains("name");
       if (n == nullptr || !n->is_string()) continue;
-      const std::string prefixed = prefix + std::string(n->get_string());
-      if (prefixed.size() > 63 || !is_dns_label(prefixed)) {
+      // Over 63 characters is reported by validate_integrations() (the Integration is
+      // left out before its fields are checked); the characters are checked here.
+      const std::string prefixed = integration_volume_name(in.metadata, n->get_string());
+      if (prefixed.size() <= 63 && !is_dns_label(prefixed)) {
         c.check("name", "the volume is named " + describe(prefixed) +
-                            " in the agent's pods (<namespace>-<integration>-<volume>), which is " +
-                            (prefixed.size() > 63 ? "longer than 63 characters"
-                                                  : "not a lowercase RFC 1123 label") +
-                            "; shorten the Integration or volume name");
+                            " in the agent's pods (<namespace>-<integration>-<volume>), which is "
+                            "not a lowercase RFC 1123 label; rename the volume");
       }
       if (!volumes.insert(std::string(n->get_string())).second) {
         c.check("name", "Duplicate value: " + describe(n->get_string()));

@@ -72,8 +72,11 @@ RowOutcome validate(const std::vector<json::value>& objects) {
     if (out.validation.problems.empty()) out.error = "discovery: " + d.failure->message;
     return out;
   }
-  out.hierarchy = std::move(d.value.hierarchy);
-  out.validation = validate_hierarchy(out.hierarchy, cluster, Options{});
+  // The validate stage as the pipeline runs it (the Integration checks first).
+  auto validated = agent::validate(std::move(d.value.hierarchy), cluster, Options{});
+  out.hierarchy = std::move(validated.value);
+  out.validation.problems = std::move(validated.problems);
+  out.validation.root_invalid = validated.failure.has_value();
   return out;
 }
 
