@@ -173,8 +173,10 @@ class CanaryTest(unittest.TestCase):
             condition(self.agent("agent"), "Reconciled") or {}).get("status") == "True")
         wait_for("AssetResolutionFailed on missing-key", lambda: (
             condition(self.agent("missing-key"), "Reconciled") or {}).get("reason") == "AssetResolutionFailed")
-        wait_for("RenderFailed on bad-scrape", lambda: (
-            condition(self.agent("bad-scrape"), "Reconciled") or {}).get("reason") == "RenderFailed")
+        # Malformed additional scrape configs are left out and reported on the instance.
+        wait_for("the bad-scrape additional scrape configs reported", lambda: any(
+            p.get("field") == "spec.additionalScrapeConfigs"
+            for p in (self.agent("bad-scrape").get("status") or {}).get("problems", [])))
         wait_for("the telegraf ConfigMap of team-t1",
                  lambda: self.cluster.get("/api/v1/namespaces/team-t1/configmaps/rubin-telegraf"))
         wait_for("the copied InfluxDB token",
