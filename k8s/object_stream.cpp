@@ -115,6 +115,10 @@ class Handler {
         event_identity_ = event_.type.empty() || event_.type == "ERROR";
         begin_object(event_identity_ ? &identity_ : &transform_);
         break;
+      case Role::event_type:
+        event_.type.clear();
+        skip_depth_ = 1;
+        break;
       default:
         skip_depth_ = 1;
         break;
@@ -144,6 +148,11 @@ class Handler {
         break;
       case Role::event_object:
         event_.has_object = true;
+        event_.object = nullptr;
+        skip_depth_ = 1;
+        break;
+      case Role::event_type:
+        event_.type.clear();
         skip_depth_ = 1;
         break;
       default:
@@ -299,14 +308,20 @@ class Handler {
     return true;
   }
 
-  // A scalar where the outer level expected something else.
+  // A scalar where the outer level expected something else. A repeated key wins over
+  // the earlier one (as in Go and Boost.JSON): a `type` that is not a string clears the
+  // type, an `object` that is not an object clears the object.
   void outer_scalar(Role role) {
     switch (role) {
       case Role::document:
         not_an_object = true;
         break;
+      case Role::event_type:
+        event_.type.clear();
+        break;
       case Role::event_object:
         event_.has_object = true;
+        event_.object = nullptr;
         break;
       default:
         break;

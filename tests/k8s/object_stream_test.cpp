@@ -319,6 +319,30 @@ TEST(WatchDecoder, MalformedEventsAreReportedAsSuch) {
   EXPECT_FALSE(out[5].has_object);
 }
 
+TEST(WatchDecoder, ARepeatedKeyWinsOverTheEarlierOne) {
+  // As Go and Boost.JSON read an object with a repeated key: the last value counts. A
+  // type that is not a string clears the type; an object that is not one clears the
+  // object (found by fuzzing: fuzz/corpus/watch_decoder/regression-repeated-type).
+  WatchDecoder d(Transform{}, kSecretKind);
+  std::vector<DecodedWatchEvent> out;
+  ASSERT_FALSE(d.feed(R"({"type":"MODIFIED","type":1,"object":[]})"
+                      R"( {"type":"ADDED","object":{"metadata":{"name":"a"}},"object":null})"
+                      R"( {"type":"ADDED","type":{"x":1},"object":{"metadata":{"name":"b"}}})"
+                      R"( {"type":"ADDED","type":"DELETED","object":{"metadata":{"name":"c"}}})",
+                      out));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].type, "");
+  EXPECT_TRUE(out[0].has_object);
+  EXPECT_EQ(out[0].object, nullptr);
+  EXPECT_EQ(out[1].type, "ADDED");
+  EXPECT_EQ(out[1].object, nullptr);
+  EXPECT_EQ(out[2].type, "");
+  ASSERT_NE(out[2].object, nullptr);
+  EXPECT_EQ(out[3].type, "DELETED");
+  ASSERT_NE(out[3].object, nullptr);
+  EXPECT_EQ(out[3].object->name(), "c");
+}
+
 TEST(WatchDecoder, LimitsAndErrors) {
   {
     WatchDecoder d(Transform{}, kSecretKind, 100);
