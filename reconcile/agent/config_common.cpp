@@ -1,5 +1,6 @@
 // Shared configuration blocks (secrets, TLS, relabel rules, service discovery,
 // remote_write, external labels, additional scrape configs) and the final serialization.
+#include <algorithm>
 #include <cmath>
 
 #include "k8s/yaml.hpp"
@@ -132,6 +133,25 @@ object sd_config(RenderContext& ctx, std::string_view role, const std::vector<st
 }
 
 // ---- remote_write ---------------------------------------------------------------------
+
+void RenderContext::warn(Kind kind, const ObjectMeta& m, std::string field, std::string message) {
+  if (problems_ == nullptr) return;
+  Problem p =
+      make_problem(kind, {m.ns, m.name}, std::move(field), std::move(message), Severity::warning);
+  if (std::find(problems_->begin(), problems_->end(), p) == problems_->end()) {
+    problems_->push_back(std::move(p));
+  }
+}
+
+void warn_dropped_client_id(RenderContext& ctx, Kind kind, const ObjectMeta& m,
+                            const std::string& field, const std::optional<OAuth2>& o) {
+  if (ctx.fixed() || !o || o->client_id.secret || !o->client_id.config_map) return;
+  ctx.warn(kind, m, field + ".clientId.configMap",
+           "the upstream-compatible output leaves out a client ID read from a ConfigMap (an "
+           "upstream bug kept on purpose), and the agent refuses an oauth2 block without "
+           "client_id; take the client ID from a Secret, or run with --agent-compat=fixed, "
+           "which renders it");
+}
 
 object oauth2_block(RenderContext& ctx, std::string_view ns, const OAuth2& a) {
   object o;

@@ -82,6 +82,9 @@ class RenderContext {
           make_problem(kind, {m.ns, m.name}, std::move(field), std::move(message)));
     }
   }
+  // A warning about the output, never fatal. A block rendered into more than one file
+  // (metrics.global) reports it once.
+  void warn(Kind kind, const ObjectMeta& m, std::string field, std::string message);
 
  private:
   const Hierarchy& h_;
@@ -103,6 +106,12 @@ object sd_config(RenderContext& ctx, std::string_view role, const std::vector<st
 std::vector<std::string> sd_namespaces(const NamespaceSelector& sel, const std::string& own_ns,
                                        bool ignore);
 object oauth2_block(RenderContext& ctx, std::string_view ns, const OAuth2& o);
+// The upstream-compatible output drops an OAuth2 client ID taken from a ConfigMap (an
+// upstream bug kept on purpose), and the agent refuses an oauth2 block without one: a
+// warning on the object that holds it (`field` is the path of its oauth2 block),
+// suggesting --agent-compat=fixed.
+void warn_dropped_client_id(RenderContext& ctx, Kind kind, const ObjectMeta& m,
+                            const std::string& field, const std::optional<OAuth2>& o);
 object remote_write(RenderContext& ctx, std::string_view ns, const RemoteWriteSpec& rw);
 // External labels: `name_override` nil → `cluster`, "" → none; then `extra`;
 // then the replica label when `replica_name` is given (nil → `__replica__`, "" → none).

@@ -265,10 +265,19 @@ object logs_instance_fields(RenderContext& ctx, const LogsInstance& li) {
   o["name"] = ins + "/" + li.metadata.name;
   array clients;
   if (!li.spec.clients.empty()) {
-    for (const auto& c : li.spec.clients) clients.emplace_back(logs_client(ctx, ins, c));
+    for (std::size_t i = 0; i < li.spec.clients.size(); ++i) {
+      const auto& c = li.spec.clients[i];
+      warn_dropped_client_id(ctx, Kind::logs_instance, li.metadata,
+                             "spec.clients[" + std::to_string(i) + "].oauth2", c.oauth2);
+      clients.emplace_back(logs_client(ctx, ins, c));
+    }
   } else {
-    for (const auto& c : ctx.agent().spec.logs.clients) {
-      clients.emplace_back(logs_client(ctx, ctx.agent().metadata.ns, c));
+    const auto& agent = ctx.agent();
+    for (std::size_t i = 0; i < agent.spec.logs.clients.size(); ++i) {
+      const auto& c = agent.spec.logs.clients[i];
+      warn_dropped_client_id(ctx, Kind::grafana_agent, agent.metadata,
+                             "spec.logs.clients[" + std::to_string(i) + "].oauth2", c.oauth2);
+      clients.emplace_back(logs_client(ctx, agent.metadata.ns, c));
     }
   }
   set_ne_list(o, "clients", std::move(clients));

@@ -90,8 +90,10 @@ void enforced_namespace_rule(const std::string& label, const std::string& ns, ar
   if (!label.empty()) out.emplace_back(object({{"target_label", label}, {"replacement", ns}}));
 }
 
-void shard_rules(std::int64_t shards, array& out) {
-  out.emplace_back(object({{"source_labels", array{"__address__"}},
+// The hashmod and keep rules that give each shard its part of the targets, hashed on
+// `source` (the target address; a Probe's target is its `__param_target`).
+void shard_rules(std::int64_t shards, array& out, std::string_view source = "__address__") {
+  out.emplace_back(object({{"source_labels", array{value(source)}},
                            {"target_label", "__tmp_hash"},
                            {"modulus", static_cast<double>(shards)},
                            {"action", "hashmod"}}));
@@ -124,6 +126,21 @@ void limits(const RenderContext& ctx, std::uint64_t sample_limit, std::uint64_t 
   }
 }
 
+// Label limits: the Prometheus Operator renders them, upstream does not.
+void label_limits(const RenderContext& ctx, const LabelLimits& l, object& o) {
+  if (!ctx.fixed()) return;
+  set_nz(o, "label_limit", static_cast<double>(l.label));
+  set_nz(o, "label_name_length_limit", static_cast<double>(l.name_length));
+  set_nz(o, "label_value_length_limit", static_cast<double>(l.value_length));
+}
+
+object authorization_block(RenderContext& ctx, std::string_view ns, const Authorization& a) {
+  object o;
+  set_ne(o, "type", a.type.empty() ? "Bearer" : a.type);
+  if (a.credentials) o["credentials"] = ctx.secret_value(ns, a.credentials);
+  return o;
+}
+
 void honor(const RenderContext& ctx, const Endpoint& e, object& o) {
   const auto& m = ctx.agent().spec.metrics;
   o["honor_labels"] = e.honor_labels && !m.override_honor_labels;
@@ -153,15 +170,9 @@ void endpoint_common(RenderContext& ctx, const std::string& mns, const Endpoint&
                              {"password", ctx.secret_value(mns, e.basic_auth->password)}};
   }
   if (ctx.fixed()) {
-    if (e.authorization) {
-      object a;
-      set_ne(a, "type", e.authorization->type.empty() ? "Bearer" : e.authorization->type);
-      if (e.authorization->credentials) {
-        a["credentials"] = ctx.secret_value(mns, e.authorization->credentials);
-      }
-      o["authorization"] = std::move(a);
-    }
+    if (e.authorization) o["authorization"] = authorization_block(ctx, mns, *e.authorization);
     if (e.oauth2) o["oauth2"] = oauth2_block(ctx, mns, *e.oauth2);
+    if (e.follow_redirects) o["follow_redirects"] = *e.follow_redirects;
   }
 }
 
@@ -226,6 +237,7 @@ object service_monitor_config(RenderContext& ctx, const ServiceMonitor& sm, std:
 
   metric_relabels(ctx, e, o);
   limits(ctx, sm.spec.sample_limit, sm.spec.target_limit, o);
+  label_limits(ctx, sm.spec.label_limits, o);
   return o;
 }
 
@@ -265,6 +277,7 @@ object pod_monitor_config(RenderContext& ctx, const PodMonitor& pm, std::size_t 
 
   metric_relabels(ctx, e, o);
   limits(ctx, pm.spec.sample_limit, pm.spec.target_limit, o);
+  label_limits(ctx, pm.spec.label_limits, o);
   return o;
 }
 
@@ -332,9 +345,16 @@ object probe_config(RenderContext& ctx, const Probe& p) {
     for (const auto& rc : in.relabeling_configs) r.emplace_back(relabel(rc));
   }
   enforced_namespace_rule(m.enforced_namespace_label, ns, r);
+  // Upstream does not shard probes (every shard probes every target); the Prometheus
+  // Operator shards them on the probed target.
+  if (ctx.fixed()) shard_rules(shard_count(ctx.agent()), r, "__param_target");
   o["relabel_configs"] = std::move(r);
 
   if (ctx.fixed()) {
+    set_ne(o, "proxy_url", s.prober_proxy_url);
+    if (s.authorization) o["authorization"] = authorization_block(ctx, ns, *s.authorization);
+    if (s.oauth2) o["oauth2"] = oauth2_block(ctx, ns, *s.oauth2);
+    label_limits(ctx, s.label_limits, o);
     set_ne_list(o, "metric_relabel_configs", relabels(s.metric_relabelings));
     if (s.sample_limit > 0 || m.enforced_sample_limit) {
       o["sample_limit"] = limit(ctx, s.sample_limit, m.enforced_sample_limit);
@@ -387,7 +407,12 @@ object metrics_instance_fields(RenderContext& ctx, const MetricsInstance& mi) {
   set_ne(o, "remote_flush_deadline", mi.spec.remote_flush_deadline);
   if (mi.spec.write_stale_on_shutdown.value_or(false)) o["write_stale_on_shutdown"] = true;
   array rws;
-  for (const auto& rw : mi.spec.remote_write) rws.emplace_back(remote_write(ctx, ins, rw));
+  for (std::size_t i = 0; i < mi.spec.remote_write.size(); ++i) {
+    const auto& rw = mi.spec.remote_write[i];
+    warn_dropped_client_id(ctx, Kind::metrics_instance, mi.metadata,
+                           "spec.remoteWrite[" + std::to_string(i) + "].oauth2", rw.oauth2);
+    rws.emplace_back(remote_write(ctx, ins, rw));
+  }
   set_ne_list(o, "remote_write", std::move(rws));
   return o;
 }
@@ -402,7 +427,12 @@ object metrics_global(RenderContext& ctx, bool with_replica) {
   set_ne(g, "scrape_interval", m.scrape_interval);
   set_ne(g, "scrape_timeout", m.scrape_timeout);
   array rws;
-  for (const auto& rw : m.remote_write) rws.emplace_back(remote_write(ctx, agent.metadata.ns, rw));
+  for (std::size_t i = 0; i < m.remote_write.size(); ++i) {
+    warn_dropped_client_id(ctx, Kind::grafana_agent, agent.metadata,
+                           "spec.metrics.remoteWrite[" + std::to_string(i) + "].oauth2",
+                           m.remote_write[i].oauth2);
+    rws.emplace_back(remote_write(ctx, agent.metadata.ns, m.remote_write[i]));
+  }
   set_ne_list(g, "remote_write", std::move(rws));
   return g;
 }

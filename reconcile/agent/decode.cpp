@@ -609,7 +609,14 @@ Endpoint endpoint(Decoder& d, const object& o, bool service_monitor) {
   e.proxy_url = d.opt_string(o, "proxyUrl");
   e.enable_http2 = d.opt_bool(o, "enableHttp2");
   e.filter_running = d.opt_bool(o, "filterRunning");
+  e.follow_redirects = d.opt_bool(o, "followRedirects");
   return e;
+}
+
+LabelLimits label_limits(Decoder& d, const object& o) {
+  return {d.opt_uint64(o, "labelLimit").value_or(0),
+          d.opt_uint64(o, "labelNameLengthLimit").value_or(0),
+          d.opt_uint64(o, "labelValueLengthLimit").value_or(0)};
 }
 
 ServiceMonitorSpec service_monitor_spec(Decoder& d, const object& o) {
@@ -622,6 +629,7 @@ ServiceMonitorSpec service_monitor_spec(Decoder& d, const object& o) {
   s.namespace_selector = namespace_selector(d, o, "namespaceSelector");
   s.sample_limit = d.opt_uint64(o, "sampleLimit").value_or(0);
   s.target_limit = d.opt_uint64(o, "targetLimit").value_or(0);
+  s.label_limits = label_limits(d, o);
   return s;
 }
 
@@ -635,6 +643,7 @@ PodMonitorSpec pod_monitor_spec(Decoder& d, const object& o) {
   s.namespace_selector = namespace_selector(d, o, "namespaceSelector");
   s.sample_limit = d.opt_uint64(o, "sampleLimit").value_or(0);
   s.target_limit = d.opt_uint64(o, "targetLimit").value_or(0);
+  s.label_limits = label_limits(d, o);
   return s;
 }
 
@@ -646,6 +655,7 @@ ProbeSpec probe_spec(Decoder& d, const object& o) {
     s.prober_url = d.string(*p, "url");
     s.prober_scheme = d.string(*p, "scheme");
     s.prober_path = d.string(*p, "path");
+    s.prober_proxy_url = d.string(*p, "proxyUrl");
   }
   s.module = d.string(o, "module");
   if (const object* t = d.object(o, "targets")) {
@@ -675,6 +685,7 @@ ProbeSpec probe_spec(Decoder& d, const object& o) {
   s.metric_relabelings = relabel_list(d, o, "metricRelabelings");
   s.sample_limit = d.opt_uint64(o, "sampleLimit").value_or(0);
   s.target_limit = d.opt_uint64(o, "targetLimit").value_or(0);
+  s.label_limits = label_limits(d, o);
   return s;
 }
 

@@ -15,9 +15,12 @@ namespace aop::agent {
 //  * integration pods are privileged like the logs DaemonSet;
 //  * config numbers ≥ 1e6 that are integral print as integers (no `1e+06`);
 //  * OAuth2 client IDs from ConfigMaps are rendered;
-//  * ServiceMonitor/PodMonitor endpoint `authorization` and `oauth2` are rendered;
+//  * ServiceMonitor/PodMonitor endpoint `authorization`, `oauth2`, `followRedirects`
+//    are rendered;
+//  * monitor and Probe label limits are rendered;
 //  * remote_write queue `retryOnRateLimit` is rendered as `retry_on_http_429`;
-//  * Probe `metricRelabelings`, `sampleLimit`, `targetLimit` are rendered;
+//  * Probe `metricRelabelings`, `sampleLimit`, `targetLimit`, `authorization`, `oauth2`,
+//    `prober.proxyUrl` are rendered, and probes are sharded on `__param_target`;
 //  * the governing Service selects only the metrics pods;
 //  * `filterRunning` defaults to on (the prometheus-operator default).
 enum class Compat { upstream, fixed };

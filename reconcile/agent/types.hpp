@@ -422,6 +422,14 @@ struct Integration {
 
 // ---- ServiceMonitor, PodMonitor, Probe -------------------------------------------------
 
+// `labelLimit`, `labelNameLengthLimit`, `labelValueLengthLimit` of a monitor or Probe:
+// rendered only with Compat::fixed (upstream ignores them).
+struct LabelLimits {
+  std::uint64_t label = 0;
+  std::uint64_t name_length = 0;
+  std::uint64_t value_length = 0;
+};
+
 // Endpoint and PodMetricsEndpoint share this type; for PodMetricsEndpoint the TLS file
 // fields and bearer_token_file are never set.
 struct Endpoint {
@@ -438,13 +446,14 @@ struct Endpoint {
   bool honor_labels = false;
   std::optional<bool> honor_timestamps;
   std::optional<BasicAuth> basic_auth;
-  std::optional<OAuth2> oauth2;                // not rendered (upstream)
-  std::optional<Authorization> authorization;  // not rendered (upstream)
+  std::optional<OAuth2> oauth2;                // rendered only with Compat::fixed
+  std::optional<Authorization> authorization;  // idem
   std::optional<std::vector<RelabelConfig>> metric_relabelings;
   std::vector<RelabelConfig> relabelings;
   std::optional<std::string> proxy_url;
   std::optional<bool> enable_http2;
   std::optional<bool> filter_running;
+  std::optional<bool> follow_redirects;  // rendered only with Compat::fixed
 };
 
 struct ServiceMonitorSpec {
@@ -456,6 +465,7 @@ struct ServiceMonitorSpec {
   NamespaceSelector namespace_selector;
   std::uint64_t sample_limit = 0;
   std::uint64_t target_limit = 0;
+  LabelLimits label_limits;
 };
 
 struct ServiceMonitor {
@@ -471,6 +481,7 @@ struct PodMonitorSpec {
   NamespaceSelector namespace_selector;
   std::uint64_t sample_limit = 0;
   std::uint64_t target_limit = 0;
+  LabelLimits label_limits;
 };
 
 struct PodMonitor {
@@ -495,6 +506,7 @@ struct ProbeSpec {
   std::string prober_url;
   std::string prober_scheme;
   std::string prober_path;
+  std::string prober_proxy_url;  // rendered only with Compat::fixed
   std::string module;
   std::optional<ProbeStaticConfig> static_config;
   std::optional<ProbeIngress> ingress;
@@ -503,11 +515,13 @@ struct ProbeSpec {
   std::optional<TLSConfig> tls_config;  // safe fields only
   SecretKeySelector bearer_token_secret;
   std::optional<BasicAuth> basic_auth;
-  std::optional<OAuth2> oauth2;                   // not rendered (upstream)
-  std::optional<Authorization> authorization;     // not rendered (upstream)
-  std::vector<RelabelConfig> metric_relabelings;  // rendered only with Compat::fixed
-  std::uint64_t sample_limit = 0;                 // idem
-  std::uint64_t target_limit = 0;                 // idem
+  // Rendered only with Compat::fixed:
+  std::optional<OAuth2> oauth2;
+  std::optional<Authorization> authorization;
+  std::vector<RelabelConfig> metric_relabelings;
+  std::uint64_t sample_limit = 0;
+  std::uint64_t target_limit = 0;
+  LabelLimits label_limits;
 };
 
 struct Probe {
