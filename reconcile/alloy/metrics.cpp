@@ -160,7 +160,8 @@ class MetricsTranslator : Translator {
     const value* rl = o->if_contains("relabel_configs");
     value stripped;
     if (rl && rl->is_array() &&
-        (job.name.rfind("serviceMonitor/", 0) == 0 || job.name.rfind("podMonitor/", 0) == 0)) {
+        (job.name.rfind("serviceMonitor/", 0) == 0 || job.name.rfind("podMonitor/", 0) == 0 ||
+         job.name.rfind("probe/", 0) == 0)) {
       stripped = without_shard_rules(rl->get_array());
       rl = &stripped;
     }
@@ -224,8 +225,9 @@ class MetricsTranslator : Translator {
     return job;
   }
 
-  // The two shard rules the static renderer appends to ServiceMonitor and PodMonitor jobs:
-  // Alloy clustering distributes targets instead.
+  // The two shard rules the static renderer appends to ServiceMonitor and PodMonitor jobs,
+  // and to Probe jobs under --agent-compat=fixed (hashed on __param_target): Alloy
+  // clustering distributes targets instead.
   value without_shard_rules(const array& rules) const {
     array out = rules;
     if (out.size() < 2) return out;

@@ -282,6 +282,30 @@ TEST(MetricsTranslation, ApiServerConflictsBelongToTheRoot) {
       "not applied)");
 }
 
+// The fixed compat mode shards probes on their target; clustering replaces that too.
+TEST(MetricsTranslation, ProbeShardRulesGiveWayToClustering) {
+  const auto files = translate_checked(tree_of(R"j({"metrics": {
+    "global": {"remote_write": [{"url": "https://g"}]},
+    "configs": [{"name": "ns/one", "scrape_configs": [
+      {"job_name": "probe/ns/p", "metrics_path": "/probe", "params": {"module": ["http"]},
+       "static_configs": [{"targets": ["https://example.com"], "labels": {"namespace": "ns"}}],
+       "relabel_configs": [
+         {"source_labels": ["__address__"], "target_label": "__param_target"},
+         {"target_label": "__address__", "replacement": "bb:9115"},
+         {"source_labels": ["__param_target"], "target_label": "__tmp_hash", "modulus": 3.0, "action": "hashmod"},
+         {"source_labels": ["__tmp_hash"], "regex": "$(SHARD)", "action": "keep"}]}]}]
+}
+})j"),
+                                       root_a());
+  bool probe_file = false;
+  for (const auto& f : files) {
+    EXPECT_EQ(f.text.find("__tmp_hash"), std::string::npos) << f.key << "\n" << f.text;
+    EXPECT_EQ(f.text.find("SHARD"), std::string::npos) << f.key;
+    probe_file = probe_file || f.text.find("bb:9115") != std::string::npos;
+  }
+  EXPECT_TRUE(probe_file) << "the probe's own rules are kept";
+}
+
 // A job with everything: prelude with params and `$`, interval/timeout defaults, shard rules
 // removed, lower-cased actions, shared discovery, static targets, metric relabel split.
 TEST(MetricsTranslation, ScrapeJobPipeline) {
