@@ -1,9 +1,11 @@
 // The informer cache: watch events per second decoded into the store, and memory per
 // cached object for 100,000 objects, full and metadata-only, next to the objects' JSON.
 //
-// Decoding is the informer's path: the watch stream's bytes through the JSON framer
-// (net::JsonStreamDecoder), each event's object encoded compactly (Object::from_json
-// with the cache's transform) and upserted into a Store. Memory is measured as heap in
+// Decoding is measured on both of the informer's paths: the stream decoders it uses
+// (k8s/object_stream.hpp: a LIST page's items, a watch stream's events, encoded
+// straight from the parser's tokens) and, for comparison, the older one through a JSON
+// tree (net::JsonStreamDecoder, then Object::from_json). Either way each object is
+// upserted into a Store (a LIST replaces the store's contents once). Memory is measured as heap in
 // use (mallinfo2) after filling a store from the event text and dropping everything
 // else, so it counts exactly what the cache holds: the objects, the store's tree
 // nodes and its namespace index. The Boost.JSON DOM of the same objects is measured the
@@ -12,6 +14,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -23,6 +26,7 @@
 #include <boost/json.hpp>
 
 #include "k8s/object.hpp"
+#include "k8s/object_stream.hpp"
 #include "k8s/store.hpp"
 #include "net/json_stream.hpp"
 #include "tests/k8s/object_fixtures.hpp"
@@ -138,6 +142,95 @@ void BM_DecodeIntoCache(benchmark::State& state, Kind kind, bool metadata_only) 
   state.counters["json_bytes_per_object"] = s.json_bytes;
 }
 
+// The informer's watch path: WatchDecoder fed 64 KiB reads, each object upserted.
+void BM_WatchDecoderIntoCache(benchmark::State& state, Kind kind, bool metadata_only) {
+  const Stream& s = stream(kind, metadata_only);
+  Transform t;
+  t.metadata_only = metadata_only;
+  const auto gvk = gvk_of(kind);
+  for (auto _ : state) {
+    auto store = std::make_unique<Store>();
+    WatchDecoder decoder(t, gvk);
+    std::vector<DecodedWatchEvent> events;
+    constexpr std::size_t kRead = 64 * 1024;
+    for (std::size_t off = 0; off < s.text.size(); off += kRead) {
+      events.clear();
+      if (decoder.feed(std::string_view(s.text).substr(off, kRead), events)) {
+        state.SkipWithError("decode failed");
+      }
+      for (auto& e : events) store->upsert(std::move(e.object));
+    }
+    benchmark::DoNotOptimize(store->size());
+    state.PauseTiming();
+    store.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * kObjects);
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(s.text.size()));
+}
+
+// The informer's LIST path: pages of 500 items (as the API server sends them: items
+// without apiVersion and kind) through ListDecoder in 64 KiB reads, then one
+// Store::replace with every item.
+void BM_ListDecoderIntoCache(benchmark::State& state, Kind kind, bool metadata_only) {
+  static std::map<std::pair<int, bool>, std::vector<std::string>> all_pages;
+  auto& pages = all_pages[{static_cast<int>(kind), metadata_only}];
+  std::size_t bytes = 0;
+  if (pages.empty()) {
+    std::mt19937 rng(12345);
+    std::vector<json::value> objects;
+    for (int i = 0; i < kObjects; ++i) {
+      json::value obj = make(kind, i, rng);
+      obj.as_object().erase("apiVersion");
+      obj.as_object().erase("kind");
+      objects.push_back(std::move(obj));
+    }
+    // In the API server's order: by namespace, then name.
+    const auto key = [](const json::value& v) {
+      const auto& md = v.at("metadata");
+      return std::pair(std::string(md.at("namespace").as_string()),
+                       std::string(md.at("name").as_string()));
+    };
+    std::sort(objects.begin(), objects.end(),
+              [&](const json::value& a, const json::value& b) { return key(a) < key(b); });
+    json::array items;
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      items.push_back(std::move(objects[i]));
+      if (items.size() == 500 || i + 1 == objects.size()) {
+        json::object page{{"kind", "List"},
+                          {"apiVersion", "v1"},
+                          {"metadata", json::object{{"resourceVersion", "1"}}},
+                          {"items", std::move(items)}};
+        pages.push_back(json::serialize(page));
+        items = json::array();
+      }
+    }
+  }
+  for (const auto& p : pages) bytes += p.size();
+  Transform t;
+  t.metadata_only = metadata_only;
+  const auto gvk = gvk_of(kind);
+  for (auto _ : state) {
+    auto store = std::make_unique<Store>();
+    std::vector<ObjectPtr> all;
+    for (const auto& page : pages) {
+      ListDecoder decoder(t, gvk);
+      constexpr std::size_t kRead = 64 * 1024;
+      for (std::size_t off = 0; off < page.size(); off += kRead) {
+        decoder.feed(std::string_view(page).substr(off, kRead));
+      }
+      if (decoder.finish()) state.SkipWithError("decode failed");
+      for (auto& o : decoder.items()) all.push_back(std::move(o));
+    }
+    benchmark::DoNotOptimize(store->replace(std::move(all)).size());
+    state.PauseTiming();
+    store.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * kObjects);
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+}
+
 // Only the framing and JSON parsing, for the split of the decode cost.
 void BM_ParseOnly(benchmark::State& state, Kind kind) {
   const Stream& s = stream(kind, false);
@@ -215,6 +308,18 @@ BENCHMARK_CAPTURE(BM_DecodeIntoCache, service_monitor_metadata, Kind::service_mo
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_DecodeIntoCache, pod_full, Kind::pod, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_DecodeIntoCache, secret_metadata, Kind::secret, true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WatchDecoderIntoCache, service_monitor_full, Kind::service_monitor, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WatchDecoderIntoCache, pod_full, Kind::pod, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WatchDecoderIntoCache, secret_full, Kind::secret, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WatchDecoderIntoCache, secret_metadata, Kind::secret, true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ListDecoderIntoCache, service_monitor_full, Kind::service_monitor, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ListDecoderIntoCache, secret_full, Kind::secret, false)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ParseOnly, service_monitor, Kind::service_monitor)
     ->Unit(benchmark::kMillisecond);

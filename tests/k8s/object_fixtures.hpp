@@ -9,6 +9,8 @@
 
 #include <boost/json.hpp>
 
+#include "k8s/base64.hpp"
+
 namespace aop::k8s::fixtures {
 
 namespace json = boost::json;
@@ -81,7 +83,10 @@ inline json::value secret(int i, std::mt19937& rng) {
   json::object data;
   const int n = 1 + static_cast<int>(rng() % 4);
   for (int k = 0; k < n; ++k) {
-    data["key-" + std::to_string(k) + ".pem"] = std::string(64 + rng() % 256, 'Q');
+    // Base64 of random bytes, as the API server sends Secret data (64-320 characters).
+    std::string bytes(48 + rng() % 193, '\0');
+    for (auto& c : bytes) c = static_cast<char>(rng());
+    data["key-" + std::to_string(k) + ".pem"] = aop::k8s::base64_encode(bytes);
   }
   return json::object{{"apiVersion", "v1"},
                       {"kind", "Secret"},
