@@ -8,6 +8,7 @@
 //           0x05 double  (8 bytes, native)   0x06 string (varint length, bytes)
 //           0x07 object  (varint L, varint count, count x (key value))
 //           0x08 array   (varint L, varint count, count x value)
+//           0x09 bytes   (varint length, bytes): a base64 string kept decoded
 //           0x40..0x7f   small integer 0..63, no payload
 //           0x80..0xff   string of length 0..127, bytes follow
 //   key     := varint k; k odd: interned key number k >> 1 in the process-wide key
@@ -21,6 +22,11 @@
 // the table without bound, so they are stored inline, as are keys that do not look
 // like field names; the table is capped too (kKeyCapacity) and later keys go inline.
 //
+// Base64 strings (a Secret's data, a ConfigMap's binaryData) are a quarter larger than
+// their bytes and are most of a Secret: they are kept decoded, and encoded again when
+// the object is materialized. Only canonical base64 is decoded (what the API server
+// sends), so the JSON out is always the JSON in.
+//
 // The metadata fields every consumer reads (namespace, name, uid, resourceVersion,
 // generation, labels...) are located once after encoding and kept as offsets.
 #include "k8s/object.hpp"
@@ -32,6 +38,7 @@
 
 #include <boost/json.hpp>
 
+#include "k8s/base64.hpp"
 #include "k8s/detail/object_encoding.hpp"
 
 namespace aop::k8s {
@@ -55,6 +62,7 @@ constexpr std::size_t kScratchKeepBytes = 1u << 20;
 
 using detail::Context;
 using detail::kArray;
+using detail::kBytes;
 using detail::kDouble;
 using detail::kFalse;
 using detail::kInt;
@@ -155,6 +163,16 @@ class Encoder {
   Encoder(std::string& out, const Transform& t) : w_(out), t_(t) {}
 
   void root(const json::object& o, const GroupVersionKind* fill) {
+    if (fill != nullptr) {
+      root_ = detail::root_kind(*fill);
+    } else {
+      const auto* api_version = o.if_contains("apiVersion");
+      const auto* kind = o.if_contains("kind");
+      if (api_version != nullptr && api_version->is_string() && kind != nullptr &&
+          kind->is_string()) {
+        root_ = detail::root_kind(api_version->get_string(), kind->get_string());
+      }
+    }
     const std::size_t at = w_.begin_container(kObject);
     std::uint64_t count = 0;
     if (fill != nullptr) {
@@ -183,7 +201,11 @@ class Encoder {
         w_.double_(v.get_double());
         break;
       case json::kind::string:
-        w_.string(v.get_string());
+        if (ctx == Context::base64_value) {
+          w_.base64_string(v.get_string());
+        } else {
+          w_.string(v.get_string());
+        }
         break;
       case json::kind::array: {
         const std::size_t at = w_.begin_container(kArray);
@@ -205,7 +227,7 @@ class Encoder {
   void object_entries(const json::object& o, Context ctx, std::uint64_t& count) {
     for (const auto& kv : o) {
       const std::string_view k = kv.key();
-      const detail::KeyDecision d = detail::decide(ctx, k, t_);
+      const detail::KeyDecision d = detail::decide(ctx, k, t_, root_);
       if (d.drop) continue;
       w_.key(k, ctx);
       value(kv.value(), d.child);
@@ -215,6 +237,7 @@ class Encoder {
 
   detail::Writer w_;
   const Transform& t_;
+  detail::RootKind root_ = detail::RootKind::other;
 };
 
 // --- reading -----------------------------------------------------------------------
@@ -250,6 +273,7 @@ void skip_value(const std::uint8_t*& p) {
       p += sizeof(double);
       return;
     case kString:
+    case kBytes:
     case kObject:
     case kArray: {
       const std::uint64_t n = get_varint(p);
@@ -349,6 +373,22 @@ void materialize(const std::uint8_t*& p, json::value_stack& st) {
     case kString: {
       const std::size_t n = get_varint(p);
       st.push_string({reinterpret_cast<const char*>(p), n});
+      p += n;
+      return;
+    }
+    case kBytes: {
+      // Base64 again, a piece at a time (no string of the whole text in between).
+      std::size_t n = get_varint(p);
+      constexpr std::size_t kPiece = std::size_t{3} * 1024;
+      char text[kPiece / 3 * 4];
+      while (n > kPiece) {
+        base64_encode_to({reinterpret_cast<const char*>(p), kPiece}, text);
+        st.push_chars({text, sizeof text});
+        p += kPiece;
+        n -= kPiece;
+      }
+      base64_encode_to({reinterpret_cast<const char*>(p), n}, text);
+      st.push_string({text, (n + 2) / 3 * 4});
       p += n;
       return;
     }

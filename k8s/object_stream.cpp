@@ -47,7 +47,11 @@ class Handler {
   enum class Mode { list, watch };
 
   Handler(Mode mode, Transform transform, GroupVersionKind kind)
-      : kind_(std::move(kind)), transform_(transform), mode_(mode), w_(buffer_) {}
+      : kind_(std::move(kind)),
+        root_kind_(detail::root_kind(kind_)),
+        transform_(transform),
+        mode_(mode),
+        w_(buffer_) {}
 
   // --- results -----------------------------------------------------------------------
   std::vector<ObjectPtr> items;                      // list mode
@@ -205,7 +209,12 @@ class Handler {
     if (!skip_begin(false)) {
       if (!frames_.empty()) {
         element();
-        w_.string(v);
+        const Frame& f = frames_.back();
+        if (!f.array && f.ctx == Context::base64_map) {
+          w_.base64_string(v);
+        } else {
+          w_.string(v);
+        }
       } else {
         const Role role = take_role();
         switch (role) {
@@ -389,7 +398,7 @@ class Handler {
       if (k == "apiVersion") has_api_version_ = true;
       if (k == "kind") has_kind_ = true;
     }
-    const detail::KeyDecision d = detail::decide(f.ctx, k, *t_);
+    const detail::KeyDecision d = detail::decide(f.ctx, k, *t_, root_kind_);
     if (d.drop) {
       skip_next_ = true;
       return;
@@ -452,6 +461,7 @@ class Handler {
   }
 
   const GroupVersionKind kind_;
+  const detail::RootKind root_kind_;  // of kind_: what the objects are encoded as
   const Transform transform_;
   const Transform identity_{false, false, false};
   const Mode mode_;

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "k8s/base64.hpp"
 #include "k8s/object.hpp"
 
 namespace aop::k8s::detail {
@@ -24,6 +25,7 @@ enum Tag : std::uint8_t {
   kString = 0x06,
   kObject = 0x07,
   kArray = 0x08,
+  kBytes = 0x09,        // base64 text kept decoded: varint length, the bytes
   kSmallInt = 0x40,     // 0x40 | value, value in 0..63
   kShortString = 0x80,  // 0x80 | length, length in 0..127
 };
@@ -31,7 +33,26 @@ enum Tag : std::uint8_t {
 inline constexpr std::string_view kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
 
 // Where a value sits, which decides how its object keys are written and what is dropped.
-enum class Context { root, metadata, annotations, user_map, plain };
+// base64_map: a map with user keys whose string values are base64 (a Secret's data, a
+// ConfigMap's binaryData); base64_value: one of those values.
+enum class Context { root, metadata, annotations, user_map, base64_map, base64_value, plain };
+
+// The kinds whose base64 fields the cache keeps decoded (a quarter smaller), re-encoding
+// them on output. Decided by the kind given to the encoder (the cache's), else by the
+// object's own apiVersion and kind, the same way by both encoders.
+enum class RootKind : std::uint8_t { other, secret, config_map };
+
+inline RootKind root_kind(std::string_view api_version, std::string_view kind) {
+  if (api_version != "v1") return RootKind::other;
+  if (kind == "Secret") return RootKind::secret;
+  if (kind == "ConfigMap") return RootKind::config_map;
+  return RootKind::other;
+}
+
+inline RootKind root_kind(const GroupVersionKind& gvk) {
+  if (!gvk.group.empty()) return RootKind::other;
+  return root_kind(gvk.version, gvk.kind);
+}
 
 // Fields whose values are maps with user-chosen keys: their keys are never interned.
 inline bool is_user_map_field(std::string_view key) {
@@ -45,13 +66,17 @@ struct KeyDecision {
   Context child = Context::plain;  // the context of the member's value
 };
 
-inline KeyDecision decide(Context ctx, std::string_view key, const Transform& t) {
+inline KeyDecision decide(Context ctx, std::string_view key, const Transform& t, RootKind root) {
   switch (ctx) {
     case Context::root:
       if (t.metadata_only && key != "apiVersion" && key != "kind" && key != "metadata") {
         return {true, Context::plain};
       }
       if (key == "metadata") return {false, Context::metadata};
+      if ((root == RootKind::secret && key == "data") ||
+          (root == RootKind::config_map && key == "binaryData")) {
+        return {false, Context::base64_map};
+      }
       break;
     case Context::metadata:
       if (key == "managedFields" && t.drop_managed_fields) return {true, Context::plain};
@@ -62,6 +87,9 @@ inline KeyDecision decide(Context ctx, std::string_view key, const Transform& t)
       return {false, Context::plain};
     case Context::user_map:
       return {false, Context::plain};
+    case Context::base64_map:
+      return {false, Context::base64_value};
+    case Context::base64_value:
     case Context::plain:
       break;
   }
@@ -138,9 +166,28 @@ class Writer {
     out_.append(s);
   }
 
+  // A string that is base64 text: its bytes when it is canonical (the text comes back
+  // exactly on output), else the string.
+  void base64_string(std::string_view s) {
+    const std::size_t n = base64_decoded_size(s);
+    if (n == 0) {
+      string(s);
+      return;
+    }
+    const std::size_t at = out_.size();
+    out_.push_back(static_cast<char>(kBytes));
+    put_varint(out_, n);
+    const std::size_t bytes_at = out_.size();
+    out_.resize(bytes_at + n);
+    if (!base64_decode_canonical(s, out_.data() + bytes_at)) {
+      out_.resize(at);
+      string(s);
+    }
+  }
+
   // An object key in an object of context `ctx`.
   void key(std::string_view k, Context ctx) {
-    if (ctx != Context::user_map && ctx != Context::annotations) {
+    if (ctx != Context::user_map && ctx != Context::annotations && ctx != Context::base64_map) {
       if (const std::int32_t id = intern_key(k); id >= 0) {
         put_varint(out_, (static_cast<std::uint64_t>(id) << 1) | 1);
         return;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
+#include "k8s/base64.hpp"
 #include "k8s/label_selector.hpp"
 #include "tests/k8s/object_fixtures.hpp"
 #include "tests/k8s/random_json.hpp"
@@ -236,4 +237,83 @@ TEST(CompactObject, ConcurrentEncodingAgrees) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(CompactObject, SecretDataIsKeptDecodedAndComesBackAsSent) {
+  std::mt19937 rng(8);
+  json::object data;
+  std::size_t text_bytes = 0;
+  for (int k = 0; k < 6; ++k) {
+    std::string bytes(static_cast<std::size_t>(k * 97), '\0');  // 0 .. 485 bytes, all remainders
+    for (auto& c : bytes) c = static_cast<char>(rng());
+    const std::string text = base64_encode(bytes);
+    text_bytes += text.size();
+    data["file-" + std::to_string(k)] = text;
+  }
+  const json::value secret = {{"apiVersion", "v1"},
+                              {"kind", "Secret"},
+                              {"metadata", {{"name", "s"}, {"namespace", "n"}}},
+                              {"type", "Opaque"},
+                              {"data", data}};
+  const auto obj = encode(secret);
+  EXPECT_EQ(json::serialize(obj->to_json()), json::serialize(secret));
+  EXPECT_EQ(obj->at({"data", "file-3"}), data.at("file-3"));
+  // A quarter of the text is gone (base64's overhead), not counting the rest of the object.
+  const auto as_strings = encode(json::value{{"apiVersion", "v1"},
+                                             {"kind", "NotASecret"},
+                                             {"metadata", {{"name", "s"}, {"namespace", "n"}}},
+                                             {"type", "Opaque"},
+                                             {"data", data}});
+  EXPECT_EQ(as_strings->to_json().at("data"), secret.at("data"));
+  EXPECT_LE(obj->encoded_bytes() + text_bytes / 4 - 12, as_strings->encoded_bytes());
+}
+
+TEST(CompactObject, OnlyCanonicalBase64IsDecoded) {
+  // Whatever a Secret's data holds, the JSON out is the JSON in: text that would not
+  // come back the same from its bytes (no padding, bits after the last byte, line
+  // breaks, other alphabets, not a string) is kept as it is.
+  const json::object data = {{"plain", "aGVsbG8="},
+                             {"nopad", "aGVsbG8"},
+                             {"dirty-bits", "aGVsbG9="},
+                             {"newline", "aGVs\nbG8="},
+                             {"url-alphabet", "-_-_"},
+                             {"pad-inside", "aG==bG8="},
+                             {"empty", ""},
+                             {"number", 5},
+                             {"object", {{"a", "aGVsbG8="}}}};
+  const json::value secret = {
+      {"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "s"}}}, {"data", data}};
+  EXPECT_EQ(json::serialize(encode(secret)->to_json()), json::serialize(secret));
+  // The same with the kind from the cache (LIST items carry none).
+  json::value item = secret;
+  item.as_object().erase("apiVersion");
+  item.as_object().erase("kind");
+  const auto listed = Object::from_json(item, {}, GroupVersionKind{"", "v1", "Secret"});
+  EXPECT_EQ(listed->to_json().at("data"), secret.at("data"));
+}
+
+TEST(CompactObject, OnlyTheBase64FieldsOfSecretsAndConfigMapsAreDecoded) {
+  const json::object base64 = {{"k", "aGVsbG8gd29ybGQh"}};  // 16 characters, 12 bytes
+  // How much smaller the object is than the same one of a kind whose name has the same
+  // length but is not a core Secret or ConfigMap: 3 when the field is kept decoded.
+  const auto saved = [&](std::string_view api_version, std::string_view kind,
+                         std::string_view field) {
+    const auto size_of = [&](std::string_view k) {
+      const json::value v = {
+          {"apiVersion", api_version}, {"kind", k}, {"metadata", {{"name", "x"}}}, {field, base64}};
+      const auto obj = encode(v);
+      EXPECT_EQ(obj->to_json(), v);
+      return static_cast<int>(obj->encoded_bytes());
+    };
+    std::string other(kind);
+    other.back() = '_';
+    return size_of(other) - size_of(kind);
+  };
+  EXPECT_EQ(saved("v1", "Secret", "data"), 3);
+  EXPECT_EQ(saved("v1", "ConfigMap", "binaryData"), 3);
+  // Kept as text: a Secret's stringData, a ConfigMap's data, other groups' kinds.
+  EXPECT_EQ(saved("v1", "Secret", "stringData"), 0);
+  EXPECT_EQ(saved("v1", "ConfigMap", "data"), 0);
+  EXPECT_EQ(saved("v2", "Secret", "data"), 0);
+  EXPECT_EQ(saved("example.com/v1", "Secret", "data"), 0);
 }
