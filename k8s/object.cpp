@@ -74,6 +74,28 @@ using detail::kString;
 using detail::kTrue;
 using detail::kUint;
 
+// Interning hashes every object key of every cached object: field names are short, so a
+// multiply-mix over 8-byte words (inlined) beats the general string hash call.
+std::size_t hash(std::string_view key) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ key.size();
+  const char* p = key.data();
+  std::size_t n = key.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 32;
+  }
+  if (n > 0) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 32;
+  }
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
 // --- the process-wide key table --------------------------------------------------
 
 // Append-only. Lookups are lock-free (a probe of atomic slots); insertions take the
@@ -89,7 +111,7 @@ class KeyTable {
 
   // The key's number, adding it if there is room; -1 when the table is full.
   std::int32_t find_or_add(std::string_view key) {
-    const std::size_t h = std::hash<std::string_view>{}(key);
+    const std::size_t h = hash(key);
     if (const auto id = probe(key, h); id >= 0) return id;
     const std::lock_guard lock(mutex_);
     for (std::size_t i = h & (kKeySlots - 1);; i = (i + 1) & (kKeySlots - 1)) {
@@ -438,8 +460,8 @@ std::size_t malloc_chunk(std::size_t n) {
 // Offsets point at values inside the encoding; 0 means absent (0 is the root object).
 struct Object::Private final : LabelView {
   std::uint32_t size = 0;
-  std::uint32_t api_version = 0, kind = 0, metadata = 0, ns = 0, name = 0, uid = 0, rv = 0,
-                generation = 0, deletion = 0, labels = 0, annotations = 0, owners = 0;
+  std::uint32_t api_version = 0, kind = 0, ns = 0, name = 0, uid = 0, rv = 0, generation = 0,
+                deletion = 0, labels = 0, annotations = 0, owners = 0;
 
   const std::uint8_t* data() const { return reinterpret_cast<const std::uint8_t*>(this + 1); }
   const std::uint8_t* at(std::uint32_t off) const { return off == 0 ? nullptr : data() + off; }
@@ -463,14 +485,15 @@ struct Object::Private final : LabelView {
     auto offset = [&](const std::uint8_t* v) { return static_cast<std::uint32_t>(v - base); };
     // Every assignment, not the first match: a repeated key's last value wins (see
     // find_entry).
+    const std::uint8_t* metadata = nullptr;
     for_each_entry(base, [&](std::string_view k, const std::uint8_t* v) {
       if (k == "apiVersion") api_version = offset(v);
       if (k == "kind") kind = offset(v);
-      if (k == "metadata") metadata = *v == kObject ? offset(v) : 0;
+      if (k == "metadata") metadata = *v == kObject ? v : nullptr;
       return true;
     });
-    if (metadata == 0) return;
-    for_each_entry(base + metadata, [&](std::string_view k, const std::uint8_t* v) {
+    if (metadata == nullptr) return;
+    for_each_entry(metadata, [&](std::string_view k, const std::uint8_t* v) {
       if (k == "namespace") ns = offset(v);
       if (k == "name") name = offset(v);
       if (k == "uid") uid = offset(v);
@@ -484,20 +507,59 @@ struct Object::Private final : LabelView {
     });
   }
 
-  static Private* create(std::string_view encoding) {
-    void* mem = ::operator new(sizeof(Private) + encoding.size());
-    auto* p = new (mem) Private;
+  // Copies the encoding after the header at `at` (sizeof(Private) + its size bytes).
+  static Private* create(void* at, std::string_view encoding) {
+    auto* p = new (at) Private;
     p->size = static_cast<std::uint32_t>(encoding.size());
     std::memcpy(const_cast<std::uint8_t*>(p->data()), encoding.data(), encoding.size());
     p->locate();
     return p;
   }
-  // Allocated with a trailing buffer by create(): free it unsized.
-  static void operator delete(void* p) { ::operator delete(p); }
 };
 
-Object::Object(std::unique_ptr<Private> p) : p_(std::move(p)) {}
-Object::~Object() = default;
+// One allocation per object: std::allocate_shared's block (reference counts and the
+// Object) with the Private header and the encoding after it. The allocator, stateless
+// so that the block does not store it, learns the size from and reports where that
+// trailing space is to make_object on the same thread; the Object's constructor runs
+// after the allocation.
+struct Object::Build {
+  std::size_t trailing_bytes = 0;
+  char* trailing = nullptr;  // set by the allocator
+  std::string_view encoding;
+};
+
+namespace {
+
+thread_local Object::Build* t_build = nullptr;
+
+template <class T>
+struct TrailingAllocator {
+  using value_type = T;
+
+  TrailingAllocator() = default;
+  template <class U>
+  TrailingAllocator(const TrailingAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
+
+  T* allocate(std::size_t n) {
+    static_assert(alignof(T) >= alignof(Object::Private));  // the header follows the block
+    char* mem = static_cast<char*>(::operator new(n * sizeof(T) + t_build->trailing_bytes));
+    t_build->trailing = mem + n * sizeof(T);
+    return reinterpret_cast<T*>(mem);
+  }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p); }
+
+  template <class U>
+  bool operator==(const TrailingAllocator<U>&) const {
+    return true;
+  }
+};
+
+}  // namespace
+
+Object::Object(Build& b) : p_(Private::create(b.trailing, b.encoding)) {}
+Object::~Object() {
+  p_->~Private();  // the memory goes with the shared_ptr's block
+}
 
 namespace {
 
@@ -521,8 +583,11 @@ std::int32_t detail::intern_key(std::string_view key) {
 }
 
 ObjectPtr detail::make_object(std::string_view encoding) {
-  std::unique_ptr<Object::Private> p(Object::Private::create(encoding));
-  return std::make_shared<const Object>(std::move(p));
+  Object::Build b{sizeof(Object::Private) + encoding.size(), nullptr, encoding};
+  t_build = &b;
+  ObjectPtr obj = std::allocate_shared<Object>(TrailingAllocator<Object>(), b);
+  t_build = nullptr;
+  return obj;
 }
 
 std::shared_ptr<const Object> Object::from_json(const json::value& v, const Transform& transform) {
@@ -623,9 +688,8 @@ std::optional<json::value> Object::at(std::initializer_list<std::string_view> pa
 }
 
 std::size_t Object::memory_bytes() const {
-  // The make_shared block (control block + Object) and the Private allocation.
-  return malloc_chunk(sizeof(Object) + 2 * sizeof(void*)) +
-         malloc_chunk(sizeof(Private) + p_->size);
+  // The allocate_shared block (vtable, counts, Object), the header and the encoding.
+  return malloc_chunk(sizeof(Object) + 2 * sizeof(void*) + sizeof(Private) + p_->size);
 }
 
 std::size_t Object::encoded_bytes() const {

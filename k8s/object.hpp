@@ -90,15 +90,17 @@ class Object {
   // objects. For tests and diagnostics.
   std::string_view encoding() const;
 
-  // Implementation detail, public for make_shared.
+  // Implementation detail, public for allocate_shared: objects are made by the
+  // encoders only, in one allocation with their encoding.
   struct Private;
-  explicit Object(std::unique_ptr<Private> p);
+  struct Build;
+  explicit Object(Build& b);
   ~Object();
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
 
  private:
-  std::unique_ptr<Private> p_;
+  Private* p_;  // in the same allocation, after the shared_ptr's block
 };
 
 using ObjectPtr = std::shared_ptr<const Object>;

@@ -164,9 +164,11 @@ std::vector<StoreChange> Store::replace(std::vector<ObjectPtr> objects) {
     } else {
       obj = *old;  // unchanged: keep the object readers may already hold
     }
-    // A later duplicate of a key replaces the earlier one.
-    const auto [pos, inserted] = next.insert(obj);
-    if (!inserted) {
+    // Lists come sorted by namespace and name (the API server's order), so the end is
+    // the likely place: one comparison per object instead of a walk down the tree. A
+    // later duplicate of a key replaces the earlier one.
+    const auto pos = next.emplace_hint(next.end(), obj);
+    if (*pos != obj) {
       auto node = next.extract(pos);
       node.value() = obj;
       next.insert(std::move(node));
