@@ -19,6 +19,7 @@
 #include <boost/url/parse.hpp>
 
 #include "net/detail/async_semaphore.hpp"
+#include "net/detail/client_read.hpp"
 #include "net/detail/http_io.hpp"
 #include "net/detail/http_stream_impl.hpp"
 #include "net/detail/tls_context.hpp"
@@ -156,7 +157,7 @@ asio::awaitable<Exchange> exchange(Stream& stream, detail::Watchdog& watchdog,
   parser.header_limit(options.header_limit);
   if (head) parser.skip(true);
   watchdog.set(timeout);
-  auto [rec, read] = co_await http::async_read(stream, buffer, parser, as_tuple(use_awaitable));
+  const error_code rec = co_await detail::read_message(stream, buffer, parser);
   watchdog.clear();
   if (rec) {
     out.ec = detail::map_transport_error(timed(rec, watchdog), Phase::read, parser.got_some());
@@ -399,8 +400,7 @@ class HttpClientImpl final : public HttpClient {
       co_return Connected(prep);
     }
     conn->watchdog.set(options_.connect_timeout);
-    auto [hec] = co_await tls_stream.async_handshake(asio::ssl::stream_base::client,
-                                                     as_tuple(use_awaitable));
+    auto [hec] = co_await tls_stream.async_handshake(as_tuple(use_awaitable));
     conn->watchdog.clear();
     if (hec) {
       error_code mapped =

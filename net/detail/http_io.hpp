@@ -13,6 +13,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "net/clock.hpp"
+#include "net/detail/tls_client_stream.hpp"
 #include "net/http_types.hpp"
 
 namespace aop::net::detail {
@@ -21,9 +22,10 @@ namespace beast = boost::beast;
 // The server's transports: Beast's tcp_stream with its per-operation timeouts.
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-// The client's: a bare socket, deadlines kept by a Watchdog (net/detail/watchdog.hpp).
+// The client's: a bare socket, deadlines kept by a Watchdog (net/detail/watchdog.hpp),
+// and TLS over it (net/detail/tls_client_stream.hpp says why not asio::ssl::stream).
 using ClientPlainStream = boost::asio::ip::tcp::socket;
-using ClientTlsStream = beast::ssl_stream<boost::asio::ip::tcp::socket>;
+using ClientTlsStream = TlsClientStream;
 
 // Deadlines: Beast's tcp_stream closes the socket when one passes. Other stream types
 // (in-memory test streams) have no timer.
@@ -57,8 +59,7 @@ inline void close_transport(ClientPlainStream& s) {
   s.close(ignored);
 }
 inline void close_transport(ClientTlsStream& s) {
-  boost::system::error_code ignored;
-  beast::get_lowest_layer(s).close(ignored);
+  s.close();
 }
 template <class Stream>
 void close_transport(Stream& s) {

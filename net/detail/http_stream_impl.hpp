@@ -23,6 +23,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "net/detail/client_read.hpp"
 #include "net/detail/http_io.hpp"
 #include "net/detail/watchdog.hpp"
 #include "net/http_client.hpp"
@@ -113,8 +114,7 @@ class BasicHttpStream final : public HttpStream,
       co_return aborted_or(map_transport_error(timed(wec), Phase::write, false));
     }
     watchdog_.set(timeouts_.io_timeout);
-    auto [rec, read] =
-        co_await http::async_read_header(stream_, buffer_, parser_, as_tuple(use_awaitable));
+    const boost::system::error_code rec = co_await read_header(stream_, buffer_, parser_);
     if (rec) {
       watchdog_.clear();
       co_return aborted_or(map_transport_error(timed(rec), Phase::read, parser_.got_some()));
@@ -130,8 +130,6 @@ class BasicHttpStream final : public HttpStream,
 
   boost::asio::awaitable<boost::system::result<std::string_view>> read_on_strand() {
     namespace http = beast::http;
-    using boost::asio::as_tuple;
-    using boost::asio::use_awaitable;
     using Result = boost::system::result<std::string_view>;
     for (;;) {
       if (closed_.load(std::memory_order_acquire)) {
@@ -144,9 +142,7 @@ class BasicHttpStream final : public HttpStream,
       body.size = piece_.size();
       // The idle timeout runs while a read is pending (moving it costs nothing).
       watchdog_.set(timeouts_.idle_timeout);
-      auto [ec, n] =
-          co_await http::async_read_some(stream_, buffer_, parser_, as_tuple(use_awaitable));
-      (void)n;
+      boost::system::error_code ec = co_await detail::read_some(stream_, buffer_, parser_);
       watchdog_.pause();
       const std::size_t produced = piece_.size() - parser_.get().body().size;
       if (ec == http::error::need_buffer) ec = {};

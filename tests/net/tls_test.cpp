@@ -3,6 +3,9 @@
 // certificate; mutual TLS; insecure_skip_verify; tls-server-name; truncated streams.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "net/detail/tls_context.hpp"
 #include "net/error.hpp"
 #include "net/http_client.hpp"
@@ -283,6 +286,60 @@ TEST_F(Tls, StreamingOverTls) {
   }());
   EXPECT_EQ(body.substr(0, 15), "{\"n\":0}\n{\"n\":1}");
   EXPECT_EQ(std::count(body.begin(), body.end(), '\n'), 50);
+}
+
+TEST_F(Tls, LargeBodiesBothWaysOnOneKeptAliveConnection) {
+  // Megabytes each way (hundreds of TLS records, reads and writes that stop half-way
+  // through a record), three times on the same connection; the response read both
+  // whole and through a BodySink.
+  Router router;
+  router.set_fallback([](const ServerRequest& req, ResponseWriter& w) -> asio::awaitable<void> {
+    HttpResponse res;
+    res.body = req.body;
+    std::reverse(res.body.begin(), res.body.end());
+    co_await w.respond(std::move(res));
+  });
+  HttpServerOptions options;
+  options.tls = TlsServerOptions{pki().server.cert_pem, pki().server.key_pem, {}, false};
+  auto created = HttpServer::create(io.executor(), options, std::move(router));
+  ASSERT_TRUE(created);
+  server = std::move(*created);
+  server->start();
+  HttpClientOptions client_options;
+  client_options.tls = trusting(pki().ca);
+  auto c = HttpClient::create(io.executor(), url("localhost"), client_options);
+  ASSERT_TRUE(c);
+  struct Collect final : BodySink {
+    std::string got;
+    boost::system::error_code on_body(std::string_view piece) override {
+      got.append(piece);
+      return {};
+    }
+  };
+  std::mt19937 rng(3);
+  for (int round = 0; round < 3; ++round) {
+    std::string body(3'000'000 + static_cast<std::size_t>(round) * 12'345, '\0');
+    for (auto& ch : body) ch = static_cast<char>('a' + rng() % 26);
+    std::string reversed(body.rbegin(), body.rend());
+    HttpRequest req;
+    req.method = Method::put;
+    req.target = "/echo";
+    req.body = body;
+    if (round == 1) {
+      Collect sink;
+      auto res = io.run((*c)->request_streamed(std::move(req), sink));
+      ASSERT_TRUE(res) << res.error().message();
+      EXPECT_EQ(res->status, 200);
+      EXPECT_TRUE(res->body.empty());
+      EXPECT_TRUE(sink.got == reversed) << "round " << round;
+    } else {
+      auto res = io.run((*c)->request(std::move(req)));
+      ASSERT_TRUE(res) << res.error().message();
+      EXPECT_TRUE(res->body == reversed) << "round " << round;
+    }
+  }
+  EXPECT_EQ((*c)->stats().connections_opened, 1u);
+  EXPECT_EQ((*c)->stats().reused, 2u);
 }
 
 class TruncatedTls : public Tls {
