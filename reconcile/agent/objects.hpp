@@ -11,6 +11,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include "reconcile/agent/fragments.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/options.hpp"
 #include "reconcile/runtime/apply_plan.hpp"
@@ -26,6 +27,8 @@ inline constexpr std::string_view kAgentNameLabel = "operator.agent.grafana.com/
 inline constexpr std::string_view kShardLabel = "operator.agent.grafana.com/shard";
 inline constexpr std::string_view kTypeLabel = "operator.agent.grafana.com/type";
 inline constexpr std::string_view kVersionLabel = "app.kubernetes.io/version";
+// On every object of the Alloy backend (value `alloy`).
+inline constexpr std::string_view kBackendLabel = "operator.agent.grafana.com/backend";
 
 // A workload (StatefulSet, DaemonSet, Deployment) the root should have.
 struct WorkloadRef {
@@ -50,7 +53,19 @@ struct DesiredObjects {
   const boost::json::object* find(Kind kind, std::string_view name) const;
 };
 
-// ---- building blocks, exposed for tests -----------------------------------------------
+// ---- building blocks, shared with the Alloy backend and exposed for tests --------------
+
+// The assets Secret `<A>-secrets` (the same for both backends).
+boost::json::object assets_secret(const GrafanaAgent& a, const AssetStore& assets);
+
+// The static-mode integrations objects of `h`: the config Secrets of its integrations
+// files (from `configs`, consumed) and the Deployment and DaemonSet, or the deletion of
+// each that `h` does not need. False, after the steps before it, when a needed file is
+// missing from `configs` (it failed to assemble).
+bool append_integrations(const Hierarchy& h, ConfigTrees& configs, const Options& options,
+                         runtime::ApplyPlan& steps);
+// The integrations workloads `h` needs.
+std::vector<WorkloadRef> integrations_workloads(const Hierarchy& h);
 
 // Strategic-merge of user containers into generated ones by name.
 boost::json::array merge_containers(boost::json::array generated, const boost::json::array& user);

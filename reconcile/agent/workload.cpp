@@ -88,7 +88,8 @@ object host_path_volume(std::string_view name, std::string_view path) {
 PodOptions integration_pod_options(const GrafanaAgent& a,
                                    const std::vector<const Integration*>& list) {
   PodOptions o;
-  // Names too long for the workload were rejected by validate_integrations().
+  // The validate stage has left out Integrations whose prefixed names the API server
+  // would refuse.
   auto prefixed = [&](const Integration& in, const object& item) {
     object copy = item;
     copy["name"] = integration_volume_name(in.metadata, str_field(value(item), "name"));

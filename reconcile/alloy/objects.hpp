@@ -30,6 +30,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "reconcile/agent/objects.hpp"
 #include "reconcile/agent/options.hpp"
 #include "reconcile/agent/types.hpp"
 #include "reconcile/alloy/pack.hpp"
@@ -39,7 +40,7 @@ namespace aop::alloy {
 
 inline constexpr std::string_view kBackendAnnotation = "operator.agent.grafana.com/backend";
 inline constexpr std::string_view kImageAnnotation = "operator.agent.grafana.com/alloy-image";
-inline constexpr std::string_view kBackendLabel = "operator.agent.grafana.com/backend";
+inline constexpr std::string_view kBackendLabel = agent::kBackendLabel;
 inline constexpr std::string_view kReplicaGroupLabel = "operator.agent.grafana.com/replica-group";
 inline constexpr std::string_view kDefaultImage = "grafana/alloy:v1.18.1";
 
