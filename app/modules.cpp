@@ -21,12 +21,7 @@ Result<std::vector<std::unique_ptr<runtime::ControllerModule>>> make_modules(
   for (const auto& name : o.controllers) {
     if (name == "agent") {
       agent::AgentModuleOptions a;
-      a.agent.operator_version = AOP_VERSION;
-      a.agent.compat = o.agent_compat == "fixed" ? agent::Compat::fixed : agent::Compat::upstream;
-      for (const auto& kv : o.agent_labels) {
-        const auto eq = kv.find('=');
-        a.agent.operator_labels[kv.substr(0, eq)] = kv.substr(eq + 1);
-      }
+      a.agent = agent_options(o);
       a.agent_selector = o.agent_selector;
       modules.push_back(agent::make_agent_module(ctx, std::move(a)));
     } else if (name == "telegraf") {

@@ -90,6 +90,9 @@ void register_flags(FlagSet& f, Options& o) {
                "empty disables");
   f.add_choice("agent-compat", &o.agent_compat, {"upstream", "fixed"},
                "Generated output: upstream-compatible, or with upstream's output bugs fixed");
+  f.add_choice("agent-backend", &o.agent_backend, {"static", "alloy"},
+               "Backend for GrafanaAgents without a backend annotation");
+  f.add_string("alloy-image", &o.alloy_image, "Alloy container image");
 
   f.group("telegraf controller");
   auto& t = o.telegraf;
@@ -217,6 +220,19 @@ Result<void> validate(Options& o) {
         "--leader-election-renew-deadline");
   }
   return {};
+}
+
+agent::Options agent_options(const Options& o) {
+  agent::Options a;
+  a.operator_version = AOP_VERSION;
+  a.compat = o.agent_compat == "fixed" ? agent::Compat::fixed : agent::Compat::upstream;
+  a.backend = o.agent_backend == "alloy" ? agent::Backend::alloy : agent::Backend::static_mode;
+  a.alloy_image = o.alloy_image;
+  for (const auto& kv : o.agent_labels) {
+    const auto eq = kv.find('=');
+    a.operator_labels[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return a;
 }
 
 }  // namespace aop::app

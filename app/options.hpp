@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/flags.hpp"
+#include "reconcile/agent/options.hpp"
 #include "reconcile/telegraf/options.hpp"
 
 namespace aop::app {
@@ -69,6 +70,8 @@ struct Options {
   std::vector<std::string> agent_labels;  // k=v pairs merged into generated labels
   std::string kubelet_service;            // namespace/name; "" = off
   std::string agent_compat = "upstream";  // upstream | fixed (output-changing fixes)
+  std::string agent_backend = "static";   // static | alloy, for roots without the annotation
+  std::string alloy_image = "grafana/alloy:v1.18.1";
 
   // telegraf controller: defaults live in the controller's own options, except the
   // InfluxDB URL and organisation, which belong to one site and have no default here
@@ -84,5 +87,8 @@ void register_flags(FlagSet& flags, Options& o);
 // --kubelet-service shape), completing derived fields. Errors name the flag and what is
 // expected.
 Result<void> validate(Options& o);
+
+// The Grafana Agent controller's settings (the live controller's and render's).
+agent::Options agent_options(const Options& o);
 
 }  // namespace aop::app

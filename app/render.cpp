@@ -224,14 +224,7 @@ void Renderer::agent(const std::vector<Input>& inputs) {
       origin_of[describe(in.object)] = in.origin;
     }
   }
-  agent::Options agent_options;
-  agent_options.operator_version = AOP_VERSION;
-  agent_options.compat =
-      options_.agent_compat == "fixed" ? agent::Compat::fixed : agent::Compat::upstream;
-  for (const auto& kv : options_.agent_labels) {
-    const auto eq = kv.find('=');
-    agent_options.operator_labels[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  const agent::Options agent_options = app::agent_options(options_);
   k8s::LabelSelector selector;
   if (!options_.agent_selector.empty())
     selector = *k8s::parse_label_selector_string(options_.agent_selector);

@@ -181,6 +181,7 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
     k8s::KindCache* kc = cache(k, true, k == Kind::secret, managed_by_selector());
     kc->add_index(std::string(runtime::kOwnerUidIndex), runtime::owner_uid_index());
     owned[k] = kc;
+    if (k != Kind::secret && k != Kind::service) caches.workloads[k] = kc;
     object_cache.add(gvk(k), *kc);
   }
 

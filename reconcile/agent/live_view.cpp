@@ -16,6 +16,12 @@ k8s::KindCache* LiveCaches::of(Kind kind) const {
       return secrets;
     case Kind::config_map:
       return config_maps;
+    case Kind::stateful_set:
+    case Kind::daemon_set:
+    case Kind::deployment: {
+      const auto it = workloads.find(kind);
+      return it == workloads.end() ? nullptr : it->second;
+    }
     default: {
       const auto it = members.find(kind);
       return it == members.end() ? nullptr : it->second;

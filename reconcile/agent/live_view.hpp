@@ -44,8 +44,12 @@ struct LiveCaches {
   k8s::KindCache* namespaces = nullptr;     // metadata-only
   k8s::KindCache* secrets = nullptr;        // metadata-only, every Secret
   k8s::KindCache* config_maps = nullptr;    // metadata-only, every ConfigMap
+  // The operator's own workloads (managed-by label), full objects: the backend choice
+  // looks for a root's static-mode workloads.
+  std::map<Kind, k8s::KindCache*> workloads;
 
-  k8s::KindCache* of(Kind kind) const;  // members, namespaces, secrets or config maps
+  // members, namespaces, secrets, config maps or workloads
+  k8s::KindCache* of(Kind kind) const;
 };
 
 // ClusterView over the caches. Objects whose labels fail the selector hint are skipped;

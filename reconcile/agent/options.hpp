@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "reconcile/agent/kinds.hpp"
 #include "reconcile/agent/types.hpp"
@@ -25,12 +26,23 @@ namespace aop::agent {
 //  * `filterRunning` defaults to on (the prometheus-operator default).
 enum class Compat { upstream, fixed };
 
+// What a GrafanaAgent is deployed as: Grafana Agent static mode, or Grafana Alloy with the
+// configuration translated (README: The Alloy backend).
+enum class Backend { static_mode, alloy };
+inline std::string_view backend_name(Backend backend) {
+  return backend == Backend::alloy ? "alloy" : "static";
+}
+
 struct Options {
   // `-labels` flag: merged into most generated labels and selectors; these win.
   Labels operator_labels;
   // The operator's own build version; sanitized into `app.kubernetes.io/version` on pods.
   std::string operator_version;
   Compat compat = Compat::upstream;
+  // --agent-backend: the backend of GrafanaAgents without the backend annotation.
+  Backend backend = Backend::static_mode;
+  // --alloy-image: the image of the Alloy containers.
+  std::string alloy_image = "grafana/alloy:v1.18.1";
 };
 
 }  // namespace aop::agent

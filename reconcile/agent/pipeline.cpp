@@ -5,8 +5,11 @@
 
 #include <algorithm>
 
+#include <boost/json/serialize.hpp>
+
 #include "reconcile/agent/field_checks.hpp"
 #include "reconcile/agent/validate_integrations.hpp"
+#include "reconcile/alloy/backend.hpp"
 
 namespace aop::agent {
 
@@ -16,6 +19,8 @@ std::string_view stage_name(Stage stage) {
       return "decode";
     case Stage::discover:
       return "discover";
+    case Stage::choose_backend:
+      return "choose backend";
     case Stage::validate:
       return "validate";
     case Stage::resolve_assets:
@@ -24,6 +29,8 @@ std::string_view stage_name(Stage stage) {
       return "render fragments";
     case Stage::assemble:
       return "assemble";
+    case Stage::translate:
+      return "translate";
     case Stage::build_objects:
       return "build objects";
     case Stage::plan_apply:
@@ -73,6 +80,65 @@ StageFailure root_refusal(const std::vector<Problem>& problems, bool references_
 
 }  // namespace
 
+Outcome<BackendChoice> choose_backend(const GrafanaAgent& agent, const ClusterView& view,
+                                      const Options& options) {
+  Outcome<BackendChoice> out;
+  out.value.backend = options.backend;
+  const auto it = agent.metadata.annotations.find(kBackendAnnotation);
+  if (it != agent.metadata.annotations.end()) {
+    if (it->second == "static") {
+      out.value.backend = Backend::static_mode;
+    } else if (it->second == "alloy") {
+      out.value.backend = Backend::alloy;
+    } else {
+      out.failure = StageFailure{Stage::choose_backend, runtime::Errc::invalid_backend,
+                                 "annotation " + std::string(kBackendAnnotation) + ": " +
+                                     boost::json::serialize(boost::json::value(it->second)) +
+                                     " is not static or alloy"};
+      return out;
+    }
+  }
+  if (out.value.backend != Backend::alloy) return out;
+  // The static backend's workloads of this root: its StatefulSets, DaemonSets and
+  // Deployments not labelled as the Alloy backend's, controlled by it.
+  bool static_workloads = false;
+  const k8s::LabelSelector any;
+  for (const Kind kind : {Kind::stateful_set, Kind::daemon_set, Kind::deployment}) {
+    auto listed = view.list(kind, agent.metadata.ns, any, [&](const ListedObject& o) {
+      const auto& c = o.compact;
+      if (c.label(kManagedByKey) != std::optional<std::string_view>(kManagedByValue) ||
+          c.label(kAgentNameLabel) != std::optional<std::string_view>(agent.metadata.name) ||
+          c.label(kBackendLabel) == std::optional<std::string_view>("alloy")) {
+        return;
+      }
+      for (const auto& ref : c.owner_references()) {
+        if (ref.controller && !agent.metadata.uid.empty() && ref.uid == agent.metadata.uid) {
+          static_workloads = true;
+        }
+      }
+    });
+    if (!listed) {
+      out.failure = StageFailure{Stage::choose_backend, runtime::Errc::discovery_failed,
+                                 "listing the root's workloads: " + listed.error().message};
+      return out;
+    }
+  }
+  if (static_workloads) {
+    out.value.backend = Backend::static_mode;
+    out.value.held =
+        "the Alloy backend is selected but the root runs on Grafana Agent static-mode "
+        "workloads; switching a running root is not supported yet, so it stays on static "
+        "(delete its workloads, or the root, to deploy it with Alloy)";
+    out.problems.push_back(
+        make_problem(Kind::grafana_agent, {agent.metadata.ns, agent.metadata.name},
+                     it != agent.metadata.annotations.end()
+                         ? "metadata.annotations[" + std::string(kBackendAnnotation) + "]"
+                         : std::string(),
+                     out.value.held, Severity::warning));
+  }
+  return out;
+}
+
 Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets,
                             const Options& options) {
   Outcome<Hierarchy> out;
@@ -115,7 +181,8 @@ HierarchySummary summarize(const Hierarchy& h) {
 }
 
 bool RootPlan::applies() const {
-  return !paused && (!failure || failure->stage == Stage::assemble);
+  return !paused &&
+         (!failure || failure->stage == Stage::assemble || failure->stage == Stage::translate);
 }
 
 namespace {
@@ -168,6 +235,12 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   // What the root read, before members are left out: fixing a member's missing Secret
   // must reconcile the root again.
   plan.dependencies.objects = asset_dependencies(discovered.value.hierarchy);
+
+  auto backend = choose_backend(agent.value, in.view, in.options);
+  gather(plan, backend);
+  if (plan.failure) return plan;
+  plan.backend = backend.value;
+
   auto validated = validate(std::move(discovered.value.hierarchy), in.assets, in.options);
   gather(plan, validated);
   const Hierarchy& h = validated.value;
@@ -183,6 +256,21 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   gather(plan, fragments);
   auto configs = assemble(std::move(fragments.value), h);
   gather(plan, configs);  // a render failure: the steps before the failing file still run
+  if (backend.value.backend == Backend::alloy) {
+    auto alloy = alloy::build_root(h, assets.value, std::move(configs.value), in.options);
+    plan.alloy_translation = {alloy.value.condition.status, alloy.value.condition.reason,
+                              alloy.value.condition.message};
+    // Refused names stop the steps a render failure lets run: that failure goes first.
+    if (alloy.failure && alloy.failure->stage == Stage::build_objects) plan.failure.reset();
+    Outcome<DesiredObjects> objects{std::move(alloy.value.desired), std::move(alloy.problems),
+                                    std::move(alloy.failure)};
+    gather(plan, objects);
+    plan.workloads = objects.value.workloads;
+    auto applied = plan_apply(std::move(objects.value), plan.root, in.hash_annotation);
+    gather(plan, applied);
+    plan.apply = std::move(applied.value);
+    return plan;
+  }
   auto objects = build_objects(h, assets.value, std::move(configs.value), in.options);
   // Refused names stop the steps a render failure lets run: that failure goes first.
   if (!objects.ok()) plan.failure.reset();

@@ -16,6 +16,9 @@
 //     │ validate          members that cannot work are left out, with a problem each
 //     ▼
 //   Hierarchy
+//     │ choose backend    static, or Alloy (annotation, else --agent-backend)
+//     ▼
+//   BackendChoice
 //     │ resolve assets    the referenced Secret and ConfigMap keys
 //     ▼
 //   AssetStore
@@ -26,6 +29,7 @@
 //     ▼
 //   ConfigTrees
 //     │ build objects     config Secrets, Service, StatefulSets, DaemonSets, Deployments
+//     │                   (Alloy: translate the trees first, reconcile/alloy/backend.hpp)
 //     ▼
 //   DesiredObjects
 //     │ plan apply        the apply engine's plan, with content hashes
@@ -38,13 +42,16 @@
 //                                           two;
 //   discover / discovery_failed             the others are retried
 //   resolve_assets / asset_resolution_failed  when something the root read changes
+//   choose_backend / invalid_backend        nothing is touched; only an edit of the root
 //   assemble / render_failed                the steps before the failing file's Secret
 //                                           still apply; retried with backoff
+//   translate / translation_failed          (Alloy) the assets Secret alone is applied
 //   build_objects / invalid_name            nothing is touched; only an edit of the root
 //                                           (or of the operator's flags) fixes it
 // A paused root (spec.paused) is discovered (so it stays watched) and nothing else.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,10 +74,12 @@ namespace aop::agent {
 enum class Stage {
   decode,
   discover,
+  choose_backend,
   validate,
   resolve_assets,
   render_fragments,
   assemble,
+  translate,
   build_objects,
   plan_apply,
 };
@@ -110,6 +119,19 @@ struct Discovered {
 };
 Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
                              DecodeCache& cache);
+
+// choose backend: the root's effective backend, its `operator.agent.grafana.com/backend`
+// annotation (`static` or `alloy`) or else --agent-backend. Any other annotation value
+// fails the stage (invalid backend): nothing is applied or deleted for the root. A root
+// asked to move to Alloy while it runs on static-mode workloads stays on static, with a
+// warning: switching a running root is not supported yet.
+struct BackendChoice {
+  Backend backend = Backend::static_mode;  // effective
+  std::string held;  // not empty: why the root stays on static though Alloy was asked for
+};
+inline constexpr std::string_view kBackendAnnotation = "operator.agent.grafana.com/backend";
+Outcome<BackendChoice> choose_backend(const GrafanaAgent& agent, const ClusterView& view,
+                                      const Options& options);
 
 // validate: every value the hierarchy copies into a configuration or an object is checked
 // with the rule of the component that reads it (field_checks.hpp, reconcile/validation),
@@ -189,6 +211,10 @@ struct RootPlan {
   runtime::ApplyPlan apply;
   // Every workload the root should have (empty unless objects were built).
   std::vector<WorkloadRef> workloads;
+  // The backend chosen (status.backend, condition Backend), when the stage ran.
+  std::optional<BackendChoice> backend;
+  // With the Alloy backend: the AlloyTranslation condition (status, reason, message).
+  std::optional<std::array<std::string, 3>> alloy_translation;
   std::optional<StageFailure> failure;
 
   // Whether `apply` is to run: not paused, and nothing failed before the objects were

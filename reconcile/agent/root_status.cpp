@@ -63,7 +63,8 @@ std::optional<runtime::Failure> first_error(const RootPlan& plan,
     return runtime::Failure{plan.failure->code, plan.failure->message};
   }
   if (read_error) return runtime::Failure{Errc::asset_read_failed, *read_error};
-  if (plan.failure && plan.failure->stage != Stage::assemble) {
+  if (plan.failure && plan.failure->stage != Stage::assemble &&
+      plan.failure->stage != Stage::translate) {
     return runtime::Failure{plan.failure->code, plan.failure->message};
   }
   if (applied != nullptr && !applied->errors.empty()) {
@@ -157,6 +158,23 @@ RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied
     const Readiness r = readiness(workloads);
     su.conditions.push_back({"Ready", r.ready ? "True" : "False", r.reason, r.message, generation});
   }
+  if (plan.backend) {
+    const BackendChoice& b = *plan.backend;
+    su.fields["backend"] = backend_name(b.backend);
+    if (!b.held.empty()) {
+      su.conditions.push_back({"Backend", "False", "SwitchNotSupported", b.held, generation});
+    } else {
+      su.conditions.push_back({"Backend", "True", b.backend == Backend::alloy ? "Alloy" : "Static",
+                               b.backend == Backend::alloy
+                                   ? "deployed with Grafana Alloy"
+                                   : "deployed with Grafana Agent in static mode",
+                               generation});
+    }
+  }
+  if (plan.alloy_translation) {
+    const auto& [status, reason, message] = *plan.alloy_translation;
+    su.conditions.push_back({"AlloyTranslation", status, reason, message, generation});
+  }
   // Problems are known once the validate stage ran (also when it refused the root
   // before anything was discovered); the counts once a hierarchy was discovered.
   if (plan.summary || (plan.failure && plan.failure->stage == Stage::validate)) {
@@ -178,7 +196,9 @@ RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied
     // A root that does not decode, or whose generated names would be refused, changes
     // only by an edit (of the root or of the operator's flags), and that is an event.
     out.result = out.error->code == runtime::Errc::invalid_spec ||
-                         out.error->code == runtime::Errc::invalid_name
+                         out.error->code == runtime::Errc::invalid_name ||
+                         out.error->code == runtime::Errc::invalid_backend ||
+                         out.error->code == runtime::Errc::translation_failed
                      ? runtime::ReconcileResult::terminal_error(out.error->message)
                      : runtime::ReconcileResult::failed(out.error->message);
   } else if (applied != nullptr && applied->waiting) {

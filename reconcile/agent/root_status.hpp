@@ -6,7 +6,11 @@
 //   conditions        Reconciled (True, or False with a reason and the error) and Ready
 //                     (every workload the root should have exists, has rolled out its
 //                     latest spec and has its replicas ready)
-//   observedGeneration
+//                     Backend (True Static/Alloy; False SwitchNotSupported while a root
+//                     asked to move to Alloy stays on its static workloads) and, on
+//                     Alloy, AlloyTranslation (Complete, CompleteWithWarnings, Incomplete,
+//                     Failed)
+//   observedGeneration, backend (static or alloy)
 //   metricsInstances, serviceMonitors, podMonitors, probes, logsInstances, podLogs,
 //   integrations      counts of the discovered hierarchy (a monitor selected by two
 //                     instances counts twice)

@@ -26,6 +26,10 @@ class ReconcileCategory final : public boost::system::error_category {
         return "applying the generated objects failed";
       case Errc::status_write_failed:
         return "writing the status failed";
+      case Errc::invalid_backend:
+        return "the root's backend annotation is invalid";
+      case Errc::translation_failed:
+        return "translating the configuration for the root's backend failed";
     }
     return "unknown reconcile error";
   }
@@ -58,6 +62,10 @@ std::string_view reason(Errc e) noexcept {
       return "ApplyFailed";
     case Errc::status_write_failed:
       return "StatusWriteFailed";
+    case Errc::invalid_backend:
+      return "InvalidBackend";
+    case Errc::translation_failed:
+      return "TranslationFailed";
   }
   return "Unknown";
 }

@@ -23,6 +23,8 @@ enum class Errc {
   invalid_name,             // a generated name the API server would refuse: only an edit fixes it
   apply_failed,             // the API server refused a write
   status_write_failed,      // the root's status could not be written
+  invalid_backend,          // the root names a backend that does not exist: only an edit fixes it
+  translation_failed,       // the configuration has no translation for the root's backend
 };
 
 const boost::system::error_category& reconcile_category() noexcept;
