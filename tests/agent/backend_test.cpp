@@ -99,14 +99,14 @@ const runtime::Condition* condition(const RootStatus& s, std::string_view type) 
 TEST(Backend, TheFlagChoosesForRootsWithoutTheAnnotation) {
   Options alloy;
   alloy.backend = Backend::alloy;
-  const RootPlan p = plan_of(agent("{}", "{metrics: {shards: 2, instanceSelector: {}}}") + std::string(kMembers), alloy);
+  const RootPlan p = plan_of(
+      agent("{}", "{metrics: {shards: 2, instanceSelector: {}}}") + std::string(kMembers), alloy);
   ASSERT_FALSE(p.failure) << p.failure->message;
   ASSERT_TRUE(p.backend);
   EXPECT_EQ(p.backend->backend, Backend::alloy);
-  EXPECT_EQ(applied(p), (std::vector<std::string>{"Secret agent-secrets",
-                                                  "Secret agent-alloy-config",
-                                                  "Service agent-alloy-cluster",
-                                                  "StatefulSet agent-alloy"}));
+  EXPECT_EQ(applied(p),
+            (std::vector<std::string>{"Secret agent-secrets", "Secret agent-alloy-config",
+                                      "Service agent-alloy-cluster", "StatefulSet agent-alloy"}));
   EXPECT_EQ(p.workloads, (std::vector<WorkloadRef>{{Kind::stateful_set, {"ns1", "agent-alloy"}}}));
   // The static objects of a root without logs or integrations are deleted if present
   // (the hybrid step), and the root's stale Alloy objects pruned.
@@ -124,9 +124,8 @@ TEST(Backend, TheFlagChoosesForRootsWithoutTheAnnotation) {
 TEST(Backend, TheAnnotationWinsOverTheFlag) {
   Options alloy;
   alloy.backend = Backend::alloy;
-  const RootPlan s = plan_of(agent("{operator.agent.grafana.com/backend: static}") +
-                                 std::string(kMembers),
-                             alloy);
+  const RootPlan s =
+      plan_of(agent("{operator.agent.grafana.com/backend: static}") + std::string(kMembers), alloy);
   EXPECT_EQ(s.backend->backend, Backend::static_mode);
   const RootPlan a =
       plan_of(agent("{operator.agent.grafana.com/backend: alloy}") + std::string(kMembers));
@@ -136,9 +135,9 @@ TEST(Backend, TheAnnotationWinsOverTheFlag) {
 
 TEST(Backend, AnInvalidAnnotationTouchesNothing) {
   for (const char* v : {"Alloy", "\"\"", "flow"}) {
-    const RootPlan p = plan_of(agent(std::string("{operator.agent.grafana.com/backend: ") + v +
-                                     "}") +
-                               std::string(kMembers));
+    const RootPlan p =
+        plan_of(agent(std::string("{operator.agent.grafana.com/backend: ") + v + "}") +
+                std::string(kMembers));
     ASSERT_TRUE(p.failure) << v;
     EXPECT_EQ(p.failure->stage, Stage::choose_backend);
     EXPECT_EQ(p.failure->code, runtime::Errc::invalid_backend);
@@ -149,8 +148,8 @@ TEST(Backend, AnInvalidAnnotationTouchesNothing) {
     // Fixed only by an edit of the root: no retry with backoff.
     EXPECT_EQ(st.result.kind, runtime::ReconcileResult::terminal_error("").kind);
   }
-  const RootPlan p = plan_of(agent("{operator.agent.grafana.com/backend: Alloy}") +
-                             std::string(kMembers));
+  const RootPlan p =
+      plan_of(agent("{operator.agent.grafana.com/backend: Alloy}") + std::string(kMembers));
   EXPECT_EQ(p.failure->message,
             "annotation operator.agent.grafana.com/backend: \"Alloy\" is not static or alloy");
 }
@@ -175,9 +174,9 @@ TEST(Backend, AClassBFailureAppliesTheAssetsSecretOnly) {
 }
 
 TEST(Backend, IntegrationsWithoutTranslationKeepRunningOnStaticWorkloads) {
-  const std::string text = agent("{operator.agent.grafana.com/backend: alloy}",
-                                 "{integrations: {selector: {}}}") +
-                           R"(---
+  const std::string text =
+      agent("{operator.agent.grafana.com/backend: alloy}", "{integrations: {selector: {}}}") +
+      R"(---
 apiVersion: monitoring.grafana.com/v1alpha1
 kind: Integration
 metadata: {name: odd, namespace: ns1}
@@ -195,11 +194,11 @@ spec:
 )";
   const RootPlan p = plan_of(text);
   ASSERT_FALSE(p.failure) << p.failure->message;
-  EXPECT_EQ(applied(p), (std::vector<std::string>{
-                            "Secret agent-secrets", "Secret agent-alloy-integrations-ds-config",
-                            "DaemonSet agent-alloy-integrations-ds",
-                            "Secret agent-integrations-deploy-config",
-                            "Deployment agent-integrations-deploy"}));
+  EXPECT_EQ(applied(p),
+            (std::vector<std::string>{
+                "Secret agent-secrets", "Secret agent-alloy-integrations-ds-config",
+                "DaemonSet agent-alloy-integrations-ds", "Secret agent-integrations-deploy-config",
+                "Deployment agent-integrations-deploy"}));
   EXPECT_EQ(p.workloads,
             (std::vector<WorkloadRef>{{Kind::daemon_set, {"ns1", "agent-alloy-integrations-ds"}},
                                       {Kind::deployment, {"ns1", "agent-integrations-deploy"}}}));

@@ -390,7 +390,10 @@ StatusProblem = Object({
 
 GrafanaAgentStatus = Object({
     "observedGeneration": Int64("metadata.generation last reconciled."),
-    "conditions": List(Condition, "Reconciled and Ready conditions.", list_type="map", map_keys=["type"]),
+    "conditions": List(Condition, "Reconciled and Ready conditions; Backend, and AlloyTranslation "
+                       "while deployed with Grafana Alloy.", list_type="map", map_keys=["type"]),
+    "backend": String("The backend of the last reconcile: static (Grafana Agent) or alloy.",
+                      enum=["static", "alloy"]),
     "metricsInstances": Int64("MetricsInstances in the hierarchy."),
     "serviceMonitors": Int64("ServiceMonitors, summed over MetricsInstances."),
     "podMonitors": Int64("PodMonitors, summed over MetricsInstances."),
@@ -601,6 +604,8 @@ _ready_columns = [
     {"name": "Ready", "type": "string",
      "jsonPath": '.status.conditions[?(@.type=="Ready")].status',
      "description": "Whether every generated workload has its replicas ready."},
+    {"name": "Backend", "type": "string", "jsonPath": ".status.backend",
+     "description": "static (Grafana Agent) or alloy (Grafana Alloy)."},
     {"name": "Shards", "type": "integer", "jsonPath": ".spec.metrics.shards", "priority": 1,
      "description": "Number of metrics shards."},
     {"name": "Replicas", "type": "integer", "jsonPath": ".spec.metrics.replicas", "priority": 1,
