@@ -62,7 +62,7 @@ if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
 else
   bold="" dim="" green="" red="" reset=""
 fi
-sections=12
+sections=13
 section_no=0
 section() {
   ((++section_no))
@@ -319,19 +319,39 @@ def wait_reconciled(base, ns, name, telegraf_namespaces, since, timeout):
         time.sleep(0.1)
     took = time.time() - int(since) / 1e6
     ready = c.get("Ready", {}).get("status", "Unknown")
-    print(f"GrafanaAgent {ns}/{name}: Reconciled=True Ready={ready}  "
+    print(f"GrafanaAgent {ns}/{name}: Reconciled=True Ready={ready} "
+          f"backend={(a.get('status') or {}).get('backend', '?')}  "
           f"({took:.1f} s after the operator started)")
-    print(f"telegraf: ConfigMap and Deployment rubin-telegraf in {', '.join(wanted)}")
+    if wanted:
+        print(f"telegraf: ConfigMap and Deployment rubin-telegraf in {', '.join(wanted)}")
 
 def integration_names(base, ns, secret):
     text = secret_value(base, ns, secret, "agent.yml") or ""
     section = (yaml.safe_load(text) or {}).get("integrations") or {}
     return ", ".join(k[:-len("_configs")] for k in section if k.endswith("_configs")) or "none"
 
+def describe_alloy_object(o):
+    meta = o["metadata"]
+    labels = meta.get("labels") or {}
+    kind = o["kind"]
+    if kind == "Secret":
+        return f"Alloy config: {len(o.get('data') or {})} .alloy files"
+    if kind == "Service":
+        return "headless, cluster peers, port 12345"
+    if kind == "StatefulSet":
+        return (f"metrics, group {labels.get('operator.agent.grafana.com/replica-group', '?')}: "
+                f"cluster of {o['spec'].get('replicas', 1)} members")
+    workload = labels.get("operator.agent.grafana.com/type", "")
+    return {"logs": "logs, one Alloy pod per node",
+            "integrations-ds": "integrations as Alloy exporters, every node",
+            "integrations-deploy": "integrations as Alloy exporters, 1 replica"}.get(workload, "")
+
 def describe_agent_object(base, a, kind, o):
     name, meta = a["metadata"]["name"], o["metadata"]
     ns, n = meta["namespace"], meta["name"]
     labels = meta.get("labels") or {}
+    if labels.get("operator.agent.grafana.com/backend") == "alloy":
+        return describe_alloy_object(o)
     if kind == "Secret":
         if n == f"{name}-secrets":
             return f"the Secret keys the configs reference ({len(o.get('data') or {})})"
@@ -367,7 +387,7 @@ def objects(base):
         def n(field, kind):
             count = st.get(field, 0)
             return f"{count} {kind}{'' if count == 1 or kind.endswith('s') else 's'}"
-        print(f"GrafanaAgent {ns}/{name}")
+        print(f"GrafanaAgent {ns}/{name} (backend {st.get('backend', '?')})")
         print(f"  selects  {n('metricsInstances', 'MetricsInstance')}: "
               f"{n('serviceMonitors', 'ServiceMonitor')}, {n('podMonitors', 'PodMonitor')}, "
               f"{n('probes', 'Probe')}")
@@ -420,6 +440,23 @@ def data(base, kind, ns, name, key):
     if value is None:
         sys.exit(f"error: no {key} in {kind} {ns}/{name}")
     sys.stdout.write(value)
+
+def alloy_files(base, ns, secret, show):
+    """The .alloy files of an Alloy config Secret, then the one whose name starts with
+    `show`."""
+    o = get(f"{base}/api/v1/namespaces/{ns}/secrets/{secret}") or {}
+    files = {k: base64.b64decode(v).decode() for k, v in (o.get("data") or {}).items()}
+    if not files:
+        sys.exit(f"error: no .alloy files in Secret {ns}/{secret}")
+    table([("FILE", "LINES")] + [(k, str(len(v.splitlines()))) for k, v in sorted(files.items())])
+    for k in sorted(files):
+        if k.startswith(show):
+            print()
+            print(f"{k}:")
+            print()
+            sys.stdout.write(files[k])
+            return
+    sys.exit(f"error: no file {show}* in Secret {ns}/{secret}")
 
 def jobs(path):
     with open(path) as fh:
@@ -571,15 +608,17 @@ if [ "$use_kubectl" -eq 1 ]; then
   cmd "kubectl apply -R -f deploy/crds -f deploy/examples/demo-only"
   k apply -R -f deploy/crds -f deploy/examples/demo-only 2>&1 | indent
   k wait --for condition=established --timeout=30s crd --all >/dev/null
-  cmd "kubectl apply -f deploy/examples"
-  k apply -f deploy/examples 2>&1 | indent
+  cmd "kubectl apply -f deploy/examples -f tools/demo/alloy-root.yaml"
+  k apply -f deploy/examples -f tools/demo/alloy-root.yaml 2>&1 | indent
 else
   say "kubectl is not used: the demo creates the objects through kube-sim's API, as"
   say "kubectl apply -R -f deploy/crds -f deploy/examples/demo-only; kubectl apply -f deploy/examples"
-  say "would:"
+  say "-f tools/demo/alloy-root.yaml would:"
   kube apply "$server" deploy/crds deploy/crds/prometheus-operator deploy/examples/demo-only | indent
-  kube apply "$server" deploy/examples | indent
+  kube apply "$server" deploy/examples tools/demo/alloy-root.yaml | indent
 fi
+say "tools/demo/alloy-root.yaml adds a second GrafanaAgent, alloy-demo, annotated"
+say "operator.agent.grafana.com/backend: alloy: the same hierarchy, deployed with Grafana Alloy"
 say "deploy/examples/demo-only/ holds a stand-in for ArgoCD's Application CRD:"
 say "never apply it to a cluster that runs ArgoCD"
 
@@ -616,6 +655,7 @@ say "metrics        http://127.0.0.1:$metrics_port/metrics"
 
 section "Wait until the GrafanaAgent is reconciled"
 kube wait-reconciled "$server" monitoring grafana-agent shop,payments "$op_start" 60 | indent2
+kube wait-reconciled "$server" monitoring alloy-demo "" "$op_start" 60 | indent2
 kube lease "$server" default agent-operator "leader: {holder}, holder of Lease {lease}" | indent2
 kube probe "http://127.0.0.1:$health_port" | indent2
 echo
@@ -640,6 +680,16 @@ say "and the whole file (\$(SHARD) and \$(STATEFULSET_ORDINAL_NUMBER) are filled
 say "per pod by the config reloader):"
 echo
 indent <"$tmp/agent-before.yml"
+pause
+
+# ---- 7b. the Alloy root ---------------------------------------------------------------------
+
+section "Alloy configuration of GrafanaAgent monitoring/alloy-demo"
+say "the same ServiceMonitors, translated: Secret monitoring/alloy-demo-alloy-config holds"
+say "one .alloy file per scrape job (discovery.relabel -> prometheus.scrape ->"
+say "prometheus.remote_write), projected into /etc/alloy of every Alloy pod:"
+echo
+kube alloy-files "$server" monitoring alloy-demo-alloy-config scrape_serviceMonitor_shop_web_0_ | indent
 pause
 
 # ---- 8. telegraf.conf ----------------------------------------------------------------------

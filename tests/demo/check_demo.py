@@ -30,6 +30,7 @@ HEADINGS = [
     "Wait until the GrafanaAgent is reconciled",
     "Objects created per root",
     "agent.yml of GrafanaAgent monitoring/grafana-agent",
+    "Alloy configuration of GrafanaAgent monitoring/alloy-demo",
     "telegraf.conf for namespace payments",
     "Status conditions of GrafanaAgent monitoring/grafana-agent",
     "A few lines of /metrics",
@@ -131,6 +132,10 @@ def run_demo(source, bin_dir, extra):
     wait = g("Wait until the GrafanaAgent is reconciled")
     check(has(wait, r"GrafanaAgent monitoring/grafana-agent: Reconciled=True Ready=False"),
           "no 'Reconciled=True' line for monitoring/grafana-agent")
+    check(has(wait, r"GrafanaAgent monitoring/grafana-agent: Reconciled=True .*backend=static"),
+          "monitoring/grafana-agent is not shown on the static backend")
+    check(has(wait, r"GrafanaAgent monitoring/alloy-demo: Reconciled=True .*backend=alloy"),
+          "no 'Reconciled=True backend=alloy' line for monitoring/alloy-demo")
     check(has(wait, r"kube-sim runs no pods"), "the demo does not explain why Ready is False")
     check(has(wait, r"/healthz 200 OK, /readyz 200 OK"), "health endpoints not shown as OK")
 
@@ -141,6 +146,12 @@ def run_demo(source, bin_dir, extra):
           "the node_exporter integration DaemonSet is not listed")
     check(has(objects, r"Deployment +grafana-agent-integrations-deploy +.*redis_exporter"),
           "the redis_exporter integration Deployment is not listed")
+    check(has(objects, r"GrafanaAgent monitoring/alloy-demo \(backend alloy\)"),
+          "the Alloy root is not listed with its backend")
+    check(has(objects, r"StatefulSet +alloy-demo-alloy +metrics, group 0: cluster of 2 members"),
+          "the Alloy root's StatefulSet (2 members) is not listed")
+    check(has(objects, r"DaemonSet +alloy-demo-alloy-logs +logs, one Alloy pod per node"),
+          "the Alloy root's logs DaemonSet is not listed")
     check(has(objects, r"telegraf in namespace payments, from Application/argocd/payments"),
           "telegraf objects from the ArgoCD Application are not listed")
     check(has(objects, r"telegraf in namespace shop, from Namespace/shop"),
@@ -152,6 +163,13 @@ def run_demo(source, bin_dir, extra):
         check(has(agent_yml, r"job_name: " + re.escape(job) + "$"), f"agent.yml lacks job {job}")
     check(not has(agent_yml, r"example-api-token-replace-me"),
           "the basic-auth password appears in the printed agent.yml")
+
+    alloy = g("Alloy configuration of GrafanaAgent monitoring/alloy-demo")
+    check(has(alloy, r'^\s+prometheus\.scrape "scrape_serviceMonitor_shop_web_0_[0-9a-f]{8}" \{$'),
+          "the Alloy scrape component of ServiceMonitor shop/web is not shown")
+    check(has(alloy, r"^\s+main\.alloy +\d+$"), "the Alloy config's file list is not shown")
+    check(not has(alloy, r"example-api-token-replace-me"),
+          "the basic-auth password appears in the printed Alloy configuration")
 
     telegraf = g("telegraf.conf for namespace payments")
     check(has(telegraf, r"^\s+\[\[inputs\.prometheus\]\]$"), "telegraf.conf lacks [[inputs.prometheus]]")
