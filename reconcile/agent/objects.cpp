@@ -19,7 +19,6 @@ namespace {
 
 using boost::json::array;
 using boost::json::object;
-using boost::json::value;
 
 constexpr std::string_view kDefaultAgentVersion = "v0.44.8";
 constexpr std::string_view kDataDir = "/var/lib/grafana-agent/data";
@@ -86,7 +85,6 @@ PodTemplate pod_template(const GrafanaAgent& a, const std::string& config_base,
   array env{env_field("POD_NAME", "metadata.name"), env_value("AGENT_DEPLOY_MODE", "operator")};
   for (const auto& e : opts.env) env.push_back(e);
 
-  const std::string pname = port_name(a);
   object reloader =
       reloader_container(a,
                          array{"--config-file=/var/lib/grafana-agent/config-in/agent.yml",
@@ -100,23 +98,13 @@ PodTemplate pod_template(const GrafanaAgent& a, const std::string& config_base,
   if (spec.enable_config_read_api) args.emplace_back("-config.enable-read-api");
   if (spec.disable_reporting) args.emplace_back("-disable-reporting");
   if (spec.disable_support_bundle) args.emplace_back("-disable-support-bundle");
-  object agent{
-      {"name", "grafana-agent"},
-      {"image", spec.image && !spec.image->empty()
-                    ? *spec.image
-                    : "grafana/agent:" + (spec.version.empty() ? std::string(kDefaultAgentVersion)
-                                                               : spec.version)},
-      {"args", std::move(args)},
-      {"ports", array{object{{"name", pname}, {"containerPort", kAgentPort}, {"protocol", "TCP"}}}},
-      {"env", std::move(env)},
-      {"volumeMounts", std::move(mounts)},
-      {"readinessProbe", object{{"httpGet", object{{"path", "/-/ready"}, {"port", pname}}},
-                                {"timeoutSeconds", 3},
-                                {"periodSeconds", 5},
-                                {"failureThreshold", 120}}},
-      {"resources", spec.resources ? *spec.resources : object()},
-      {"securityContext", object{{"privileged", opts.privileged}}},
-      {"terminationMessagePolicy", "FallbackToLogsOnError"}};
+  const std::string image =
+      spec.image && !spec.image->empty()
+          ? *spec.image
+          : "grafana/agent:" +
+                (spec.version.empty() ? std::string(kDefaultAgentVersion) : spec.version);
+  object agent = agent_container(a, "grafana-agent", image, std::move(args), std::move(env),
+                                 std::move(mounts), kAgentPort, opts.privileged);
 
   PodTemplate t;
   t.template_ = object{

@@ -256,24 +256,17 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   gather(plan, fragments);
   auto configs = assemble(std::move(fragments.value), h);
   gather(plan, configs);  // a render failure: the steps before the failing file still run
+  Outcome<DesiredObjects> objects;
   if (backend.value.backend == Backend::alloy) {
     auto alloy = alloy::build_root(h, assets.value, std::move(configs.value), in.options);
     plan.alloy_translation = {alloy.value.condition.status, alloy.value.condition.reason,
                               alloy.value.condition.message};
-    // Refused names stop the steps a render failure lets run: that failure goes first.
-    if (alloy.failure && alloy.failure->stage == Stage::build_objects) plan.failure.reset();
-    Outcome<DesiredObjects> objects{std::move(alloy.value.desired), std::move(alloy.problems),
-                                    std::move(alloy.failure)};
-    gather(plan, objects);
-    plan.workloads = objects.value.workloads;
-    auto applied = plan_apply(std::move(objects.value), plan.root, in.hash_annotation);
-    gather(plan, applied);
-    plan.apply = std::move(applied.value);
-    return plan;
+    objects = {std::move(alloy.value.desired), std::move(alloy.problems), std::move(alloy.failure)};
+  } else {
+    objects = build_objects(h, assets.value, std::move(configs.value), in.options);
   }
-  auto objects = build_objects(h, assets.value, std::move(configs.value), in.options);
   // Refused names stop the steps a render failure lets run: that failure goes first.
-  if (!objects.ok()) plan.failure.reset();
+  if (objects.failure && objects.failure->stage == Stage::build_objects) plan.failure.reset();
   gather(plan, objects);
   plan.workloads = objects.value.workloads;
   auto applied = plan_apply(std::move(objects.value), plan.root, in.hash_annotation);

@@ -264,6 +264,25 @@ object reloader_container(const GrafanaAgent& a, array args, array env, array mo
                                            {"capabilities", object{{"drop", array{"ALL"}}}}}}};
 }
 
+object agent_container(const GrafanaAgent& a, std::string_view name, std::string_view image,
+                       array args, array env, array mounts, std::int64_t port, bool privileged) {
+  const std::string pname = port_name(a);
+  return object{
+      {"name", name},
+      {"image", image},
+      {"args", std::move(args)},
+      {"ports", array{object{{"name", pname}, {"containerPort", port}, {"protocol", "TCP"}}}},
+      {"env", std::move(env)},
+      {"volumeMounts", std::move(mounts)},
+      {"readinessProbe", object{{"httpGet", object{{"path", "/-/ready"}, {"port", pname}}},
+                                {"timeoutSeconds", 3},
+                                {"periodSeconds", 5},
+                                {"failureThreshold", 120}}},
+      {"resources", a.spec.resources ? *a.spec.resources : object()},
+      {"securityContext", object{{"privileged", privileged}}},
+      {"terminationMessagePolicy", "FallbackToLogsOnError"}};
+}
+
 object pod_spec(const GrafanaAgent& a, array containers, array volumes) {
   const auto& spec = a.spec;
   object pod;

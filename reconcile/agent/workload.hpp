@@ -96,6 +96,14 @@ void append_user_volumes(const GrafanaAgent& a, boost::json::array& volumes,
 boost::json::object reloader_container(const GrafanaAgent& a, boost::json::array args,
                                        boost::json::array env, boost::json::array mounts);
 
+// The agent container (Grafana Agent or Alloy) listening on `port`: the port named
+// port_name(a), the readiness probe on /-/ready, spec.resources, privileged or not, the
+// termination message from the logs on error.
+boost::json::object agent_container(const GrafanaAgent& a, std::string_view name,
+                                    std::string_view image, boost::json::array args,
+                                    boost::json::array env, boost::json::array mounts,
+                                    std::int64_t port, bool privileged);
+
 // The pod spec around `containers` and `volumes`: imagePullSecrets, initContainers,
 // securityContext, serviceAccountName, nodeSelector, priorityClassName,
 // runtimeClassName, terminationGracePeriodSeconds 4800, tolerations, affinity,

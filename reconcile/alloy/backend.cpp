@@ -149,7 +149,7 @@ agent::Outcome<AlloyDesired> build_root(const agent::Hierarchy& h, const agent::
   ObjectsInput input;
   input.image = alloy_image(a, options.alloy_image);
   std::optional<std::string> pack_error;
-  auto pack = [&](std::string base, const std::vector<File>& files) {
+  auto pack = [&](const std::string& base, const std::vector<File>& files) {
     if (files.empty() || pack_error) return std::vector<ConfigSecret>();
     auto packed = pack_config(ns, name, base, files);
     if (!packed) {

@@ -141,21 +141,8 @@ Template pod_template(const GrafanaAgent& a, const Role& role, const ObjectsInpu
   for (const auto& arg : role.args) args.push_back(arg);
   if (a.spec.disable_reporting) args.emplace_back("--disable-reporting");
   if (a.spec.disable_support_bundle) args.emplace_back("--server.http.disable-support-bundle");
-  const std::string pname = agent::port_name(a);
-  object alloy{
-      {"name", "alloy"},
-      {"image", in.image},
-      {"args", std::move(args)},
-      {"ports", array{object{{"name", pname}, {"containerPort", kPort}, {"protocol", "TCP"}}}},
-      {"env", std::move(env)},
-      {"volumeMounts", std::move(mounts)},
-      {"readinessProbe", object{{"httpGet", object{{"path", "/-/ready"}, {"port", pname}}},
-                                {"timeoutSeconds", 3},
-                                {"periodSeconds", 5},
-                                {"failureThreshold", 120}}},
-      {"resources", a.spec.resources ? *a.spec.resources : object()},
-      {"securityContext", object{{"privileged", role.options.privileged}}},
-      {"terminationMessagePolicy", "FallbackToLogsOnError"}};
+  object alloy = agent::agent_container(a, "alloy", in.image, std::move(args), std::move(env),
+                                        std::move(mounts), kPort, role.options.privileged);
 
   const ContainerPatches patches = container_patches(a, nullptr);
   array containers =

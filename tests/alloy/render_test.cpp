@@ -20,7 +20,6 @@ namespace aop::alloy {
 namespace {
 
 namespace fs = std::filesystem;
-using boost::json::object;
 using boost::json::value;
 
 struct Rendered {
@@ -104,7 +103,10 @@ std::set<std::string> check_workloads(const Rendered& r, const std::string& what
     if (kind != "StatefulSet" && kind != "DaemonSet" && kind != "Deployment") continue;
     if (str(o, {"metadata", "labels", "operator.agent.grafana.com/backend"}) != "alloy") continue;
     const std::string ns = str(o, {"metadata", "namespace"});
-    SCOPED_TRACE(what + ": " + kind + " " + ns + "/" + str(o, {"metadata", "name"}));
+    std::string trace = what;
+    trace.append(": ").append(kind).append(" ").append(ns).append("/");
+    trace.append(str(o, {"metadata", "name"}));
+    SCOPED_TRACE(trace);
     roots.insert(ns + "/" + str(o, {"metadata", "labels", "operator.agent.grafana.com/name"}));
     check_workload(o, secrets);
   }
