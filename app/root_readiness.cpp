@@ -49,6 +49,12 @@ asio::awaitable<void> count_root_readiness(k8s::InformerFactory& informers, cons
       "agent_operator_roots",
       "Managed roots by their Ready condition (True, False, Unknown when not yet set).",
       {"controller", "ready"});
+  auto& backends = net::metrics::registry().gauge(
+      "agent_operator_agent_roots",
+      "Managed GrafanaAgents by the backend of their last reconcile (status.backend).",
+      {"backend"});
+  auto& on_static = backends.with({"static"});
+  auto& on_alloy = backends.with({"alloy"});
   auto& ready_true = family.with({"grafana-agent", "True"});
   auto& ready_false = family.with({"grafana-agent", "False"});
   auto& ready_unknown = family.with({"grafana-agent", "Unknown"});
@@ -56,11 +62,19 @@ asio::awaitable<void> count_root_readiness(k8s::InformerFactory& informers, cons
   asio::steady_timer timer(co_await asio::this_coro::executor);
   while (!stopped.load()) {
     double counts[3] = {0, 0, 0};
+    double by_backend[2] = {0, 0};
     for (const auto& a : agents.list()) {
       if (!selector.matches(a->labels())) continue;
       const std::string s = ready_status(*a);
       ++counts[s == "True" ? 0 : s == "False" ? 1 : 2];
+      const auto backend = a->at({"status", "backend"});
+      if (backend && backend->is_string()) {
+        if (backend->as_string() == "static") ++by_backend[0];
+        if (backend->as_string() == "alloy") ++by_backend[1];
+      }
     }
+    on_static.set(by_backend[0]);
+    on_alloy.set(by_backend[1]);
     ready_true.set(counts[0]);
     ready_false.set(counts[1]);
     ready_unknown.set(counts[2]);

@@ -1,6 +1,7 @@
 // agent_operator_roots{controller="grafana-agent",ready}: how many managed GrafanaAgents
 // have Ready True, False or Unknown (no condition yet), counted from the informer cache
-// every few seconds, so that an alert can fire on roots that stay not ready.
+// every few seconds, so that an alert can fire on roots that stay not ready; and
+// agent_operator_agent_roots{backend}: how many are on each backend (status.backend).
 #pragma once
 
 #include <atomic>

@@ -318,6 +318,9 @@ class OperatorProcessTest(unittest.TestCase):
         # kube-sim runs no pods: the GrafanaAgent is reconciled but not Ready.
         wait_for("the root counted as not ready", lambda: op.metric(
             'agent_operator_roots{controller="grafana-agent",ready="False"}') == 1)
+        wait_for("the root counted on the static backend", lambda: op.metric(
+            'agent_operator_agent_roots{backend="static"}') == 1)
+        self.assertEqual(op.metric('agent_operator_agent_roots{backend="alloy"}'), 0)
         _, body = http_get(op.metrics + "/metrics")
         exported = dict(re.findall(r"^# TYPE (\S+) (\S+)$", body, re.M))
         with open(os.path.join(SOURCE_DIR, "README.md")) as f:
