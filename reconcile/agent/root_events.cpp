@@ -81,7 +81,11 @@ void RootEvents::report(const std::string& root, const k8s::Object& agent,
   std::string reason;
   std::string message;
   if (new_failure) {
-    reason = runtime::reason(failure->code);
+    // An invalid backend annotation is an invalid spec of the root to whoever reads
+    // Events (the Reconciled condition names the backend).
+    reason = runtime::reason(failure->code == runtime::Errc::invalid_backend
+                                 ? runtime::Errc::invalid_spec
+                                 : failure->code);
     message = failure->message;
   }
   if (new_problems && !(new_failure && lists_problems(*failure))) {

@@ -165,7 +165,7 @@ TEST_F(AgentControllerSimTest, AnInvalidBackendAnnotationTouchesNothing) {
       << json::serialize(env.agent_status("mon", "main"));
   EXPECT_FALSE(env.exists(Kind::secret, "mon", "main-secrets"));
   EXPECT_TRUE(env.list(Kind::stateful_set, "mon").empty());
-  EXPECT_FALSE(env.events.about("GrafanaAgent", "mon", "main", "InvalidBackend").empty());
+  EXPECT_FALSE(env.events.about("GrafanaAgent", "mon", "main", "InvalidSpec").empty());
   // Fixing the annotation deploys the root.
   env.patch(Kind::grafana_agent, "mon", "main", json::parse(R"({"metadata": {"annotations": {
                 "operator.agent.grafana.com/backend": "alloy"}}})"));
