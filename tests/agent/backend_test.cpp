@@ -155,19 +155,37 @@ TEST(Backend, AnInvalidAnnotationTouchesNothing) {
 }
 
 TEST(Backend, AClassBFailureAppliesTheAssetsSecretOnly) {
-  const std::string text = agent("{operator.agent.grafana.com/backend: alloy}",
-                                 "{logLevel: verbose, metrics: {instanceSelector: {}}}") +
-                           std::string(kMembers);
+  // Consul service discovery is valid Prometheus (and static mode) but has no Alloy
+  // translation the backend emits.
+  const std::string text = agent("{operator.agent.grafana.com/backend: alloy}") + R"(---
+apiVersion: monitoring.grafana.com/v1alpha1
+kind: MetricsInstance
+metadata: {name: m, namespace: ns1}
+spec:
+  remoteWrite: [{url: "http://mimir/api/v1/push"}]
+  additionalScrapeConfigs: {name: extra, key: jobs.yaml}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: extra, namespace: ns1}
+stringData:
+  jobs.yaml: |
+    - job_name: consul
+      consul_sd_configs: [{server: "consul:8500"}]
+)";
   const RootPlan p = plan_of(text);
   ASSERT_TRUE(p.failure);
   EXPECT_EQ(p.failure->stage, Stage::translate);
   EXPECT_EQ(p.failure->code, runtime::Errc::translation_failed);
-  EXPECT_NE(p.failure->message.find("spec.logLevel"), std::string::npos) << p.failure->message;
+  EXPECT_NE(p.failure->message.find("spec.additionalScrapeConfigs[0].consul_sd_configs"),
+            std::string::npos)
+      << p.failure->message;
   EXPECT_TRUE(p.applies());
   EXPECT_EQ(applied(p), (std::vector<std::string>{"Secret agent-secrets"}));
   EXPECT_EQ(p.apply.steps.size(), 1U);  // nothing deleted or pruned either
   const RootStatus st = root_status(p, nullptr, {}, std::nullopt);
   EXPECT_EQ(condition(st, "Reconciled")->reason, "TranslationFailed");
+  ASSERT_NE(condition(st, "AlloyTranslation"), nullptr);
   EXPECT_EQ(condition(st, "AlloyTranslation")->status, "False");
   EXPECT_EQ(condition(st, "AlloyTranslation")->reason, "Failed");
   EXPECT_EQ(st.update.fields.at("backend"), "alloy");
@@ -234,6 +252,7 @@ spec: {}
   EXPECT_FALSE(p.backend->held.empty());
   EXPECT_EQ(applied(p).at(1), "Secret agent-config");
   const RootStatus st = root_status(p, nullptr, {}, std::nullopt);
+  ASSERT_NE(condition(st, "Backend"), nullptr);
   EXPECT_EQ(condition(st, "Backend")->status, "False");
   EXPECT_EQ(condition(st, "Backend")->reason, "SwitchNotSupported");
   EXPECT_EQ(st.update.fields.at("backend"), "static");
