@@ -72,14 +72,16 @@ void expect_same_rule(const object& want, const check::Block& got, const std::st
 }
 
 // The static relabel rules without the two shard rules the static backend appends to
-// ServiceMonitor and PodMonitor jobs (Alloy clustering replaces them).
+// ServiceMonitor and PodMonitor jobs, and to Probe jobs under --agent-compat=fixed (Alloy
+// clustering replaces them).
 std::vector<const object*> static_rules(const object& job) {
   std::vector<const object*> out;
   if (const value* r = job.if_contains("relabel_configs")) {
     for (const auto& e : r->get_array()) out.push_back(&e.get_object());
   }
   const std::string name = text(job.at("job_name"));
-  if ((name.rfind("serviceMonitor/", 0) == 0 || name.rfind("podMonitor/", 0) == 0) &&
+  if ((name.rfind("serviceMonitor/", 0) == 0 || name.rfind("podMonitor/", 0) == 0 ||
+       name.rfind("probe/", 0) == 0) &&
       out.size() >= 2 && out.back()->contains("regex") &&
       text(out.back()->at("regex")) == "$(SHARD)") {
     out.resize(out.size() - 2);
