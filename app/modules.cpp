@@ -9,6 +9,7 @@ runtime::QueueOptions queue_options(const Options& o) {
   runtime::QueueOptions q;
   q.policy.base_delay = std::chrono::duration_cast<net::Duration>(o.queue_backoff_base);
   q.policy.max_delay = std::chrono::duration_cast<net::Duration>(o.queue_backoff_max);
+  q.policy.api_max_delay = std::chrono::duration_cast<net::Duration>(o.queue_api_backoff_max);
   q.policy.retry_qps = o.queue_qps;
   q.policy.retry_burst = static_cast<std::uint32_t>(o.queue_burst);
   q.drain_on_shutdown = o.queue_shutdown == "drain";

@@ -209,6 +209,7 @@ asio::awaitable<Result<void>> connect(Process& p) {
   ctx.operator_namespace = own_namespace;
   ctx.workers = static_cast<int>(p.options.workers);
   ctx.resync_period = std::chrono::duration_cast<net::Duration>(p.options.resync_period);
+  ctx.progress_period = std::chrono::duration_cast<net::Duration>(p.options.progress_log_period);
   ctx.queue = queue_options(p.options);
   auto modules = make_modules(ctx, p.options);
   if (!modules) co_return modules.error();

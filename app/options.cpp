@@ -70,11 +70,17 @@ void register_flags(FlagSet& f, Options& o) {
                "changes");
   f.add_choice("log-level", &o.log_level, {"debug", "info", "warn", "error"}, "Log level");
   f.add_choice("log-format", &o.log_format, {"text", "json"}, "Log format: logfmt text or JSON");
+  f.add_duration("progress-log-period", &o.progress_log_period,
+                 "While roots wait in a controller's queue, an info line this often (done, "
+                 "queued, waiting, failing); 0 disables");
 
   f.group("Work queue");
   f.add_duration("queue-backoff-base", &o.queue_backoff_base,
                  "First retry delay of a failing key (doubles per failure)");
   f.add_duration("queue-backoff-max", &o.queue_backoff_max, "Cap of the per-key retry delay");
+  f.add_duration("queue-api-backoff-max", &o.queue_api_backoff_max,
+                 "Cap of the retry delay after the API server failed a request (no answer, "
+                 "429, 5xx, 401/403): how late a root may report the truth after an outage");
   f.add_double("queue-qps", &o.queue_qps, "Overall rate of retries per second", 0.001);
   f.add_int("queue-burst", &o.queue_burst, "Burst of the overall retry rate", 1, 1000000);
   f.add_choice("queue-shutdown", &o.queue_shutdown, {"drain", "abandon"},

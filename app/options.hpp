@@ -57,10 +57,12 @@ struct Options {
   std::string metrics_token_file;
   std::string log_level = "info";
   std::string log_format = "text";
+  std::chrono::nanoseconds progress_log_period = std::chrono::seconds(30);
 
   // Work queue
   std::chrono::nanoseconds queue_backoff_base = std::chrono::milliseconds(5);
   std::chrono::nanoseconds queue_backoff_max = std::chrono::seconds(1000);
+  std::chrono::nanoseconds queue_api_backoff_max = std::chrono::seconds(5);
   double queue_qps = 10;
   std::int64_t queue_burst = 100;
   std::string queue_shutdown = "drain";

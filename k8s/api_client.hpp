@@ -46,6 +46,13 @@ struct ApiError {
   bool already_exists() const { return code == 409 && reason == "AlreadyExists"; }
   bool gone() const { return code == 410; }
   bool invalid() const { return code == 422; }
+  // The server did not do its job, whatever was asked: no answer, throttling (429), a
+  // server error (5xx), or credentials or permissions refused (401/403, fixed outside
+  // the cluster objects an operator watches). The same request may succeed later
+  // unchanged, and no watch event will say when.
+  bool server_failure() const {
+    return code == 0 || code == 401 || code == 403 || code == 429 || code >= 500;
+  }
   std::string describe() const;  // one line for logs and conditions
   // The server ended a watch stream normally (its timeout, or it dropped the stream
   // between events): resume from the last resourceVersion.

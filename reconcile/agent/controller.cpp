@@ -202,6 +202,7 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
   co.name = controller_name();
   co.workers = ctx.workers;
   co.resync_period = ctx.resync_period;
+  co.progress_period = ctx.progress_period;
   co.queue = ctx.queue;
   co.queue.name = controller_name();
   controller = std::make_unique<runtime::Controller>(
@@ -317,6 +318,7 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
   std::optional<runtime::ApplyReport> applied;
   if (!planned.read_error && plan.applies()) {
     applied = co_await engine->apply(plan.apply);
+    events->applied(*root, *applied);
     // Not leading (or shutting down): nothing more to write, and nothing to report.
     if (applied->write_blocked) co_return ReconcileResult::ok();
   }
@@ -394,10 +396,14 @@ asio::awaitable<ReconcileResult> AgentController::Impl::write_status(const std::
                                                                      RootStatus status) {
   auto written = co_await this->status->update(gvk(Kind::grafana_agent), root, status.update);
   events->report(key, *root, status.problems_known ? &plan.problems : nullptr, status.error);
-  if (written || status.error) co_return status.result;
+  if (written) co_return status.result;
+  // The status must tell what happened, also after an error (a terminal one included, which
+  // would otherwise never be written): a failed write is retried.
   std::string message =
       "writing the status of GrafanaAgent " + key + ": " + written.error().describe();
   log::warn("status update failed", {{"controller", controller_name()}, {"error", message}});
+  if (status.error) message = status.error->message + "; " + message;
+  if (written.error().server_failure()) co_return ReconcileResult::api_failed(std::move(message));
   co_return ReconcileResult::failed(std::move(message));
 }
 
@@ -454,6 +460,10 @@ std::uint64_t AgentController::reconciles(const std::string& root) const {
 bool AgentController::idle() {
   auto& q = impl_->controller->queue();
   return q.len() == 0 && q.processing() == 0 && q.waiting() == 0;
+}
+
+bool AgentController::caches_caught_up(const std::string& root) {
+  return impl_->engine->caches_caught_up(root);
 }
 
 std::uint64_t AgentController::own_write_echoes() const {

@@ -55,6 +55,8 @@ class AgentController final : public runtime::ControllerModule {
   std::uint64_t reconciles(const std::string& root) const;
   // Nothing queued, delayed or in flight.
   bool idle();
+  // The owned caches show the last writes of `root` (runtime::ApplyEngine::caches_caught_up).
+  bool caches_caught_up(const std::string& root);
   // Watch events of owned objects that were only the echo of the controller's own
   // writes, dropped without a reconcile (runtime::ApplyEngine::unless_own_write).
   std::uint64_t own_write_echoes() const;

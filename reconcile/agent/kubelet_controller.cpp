@@ -104,6 +104,7 @@ KubeletController::Impl::Impl(const runtime::ModuleContext& c, k8s::ObjectKey s)
   co.name = controller_name();
   co.workers = 1;  // one root
   co.resync_period = ctx.resync_period;
+  co.progress_period = runtime::Duration::zero();  // one root: no queue to follow
   co.queue = ctx.queue;
   co.queue.name = controller_name();
   controller = std::make_unique<runtime::Controller>(

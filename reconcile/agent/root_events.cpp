@@ -105,6 +105,14 @@ void RootEvents::report(const std::string& root, const k8s::Object& agent,
                     k8s::EventType::warning, std::move(reason), std::move(message));
 }
 
+void RootEvents::applied(const k8s::Object& agent, const runtime::ApplyReport& report) {
+  if (recorder_ == nullptr) return;
+  for (auto& change : runtime::change_events(report)) {
+    recorder_->record(runtime::event_subject(gvk(Kind::grafana_agent), agent),
+                      k8s::EventType::normal, std::move(change.reason), std::move(change.message));
+  }
+}
+
 void RootEvents::forget(const std::string& root) {
   invalid_.forget(root);
   const std::lock_guard lock(mutex_);

@@ -6,6 +6,10 @@
 // The Event: the error's reason and message when the reconcile failed (a refusal by the
 // validate stage lists the problems in its message), else InvalidMembers summarising the
 // problems (the first few; all of them are in status.problems).
+//
+// Normal Events on the GrafanaAgent for what an apply changed (Created, Updated,
+// Recreated, Pruned: runtime::change_events), only when it changed something, so an
+// unchanged resync writes nothing either.
 #pragma once
 
 #include <map>
@@ -19,6 +23,7 @@
 #include "k8s/object.hpp"
 #include "net/metrics.hpp"
 #include "reconcile/agent/kinds.hpp"
+#include "reconcile/runtime/apply.hpp"
 #include "reconcile/runtime/errors.hpp"
 #include "reconcile/runtime/invalid_objects.hpp"
 
@@ -36,6 +41,8 @@ class RootEvents {
   // succeeded).
   void report(const std::string& root, const k8s::Object& agent,
               const std::vector<Problem>* problems, const std::optional<runtime::Failure>& failure);
+  // What the root's apply changed (nothing recorded when it changed nothing).
+  void applied(const k8s::Object& agent, const runtime::ApplyReport& report);
   // The root is gone.
   void forget(const std::string& root);
 

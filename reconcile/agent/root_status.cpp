@@ -195,12 +195,19 @@ RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied
   if (out.error) {
     // A root that does not decode, or whose generated names would be refused, changes
     // only by an edit (of the root or of the operator's flags), and that is an event.
-    out.result = out.error->code == runtime::Errc::invalid_spec ||
-                         out.error->code == runtime::Errc::invalid_name ||
-                         out.error->code == runtime::Errc::invalid_backend ||
-                         out.error->code == runtime::Errc::translation_failed
-                     ? runtime::ReconcileResult::terminal_error(out.error->message)
-                     : runtime::ReconcileResult::failed(out.error->message);
+    // A failure of the API server is retried with the shorter cap: nothing else would
+    // tell the root that the server is back.
+    const runtime::Errc code = out.error->code;
+    if (code == runtime::Errc::invalid_spec || code == runtime::Errc::invalid_name ||
+        code == runtime::Errc::invalid_backend || code == runtime::Errc::translation_failed) {
+      out.result = runtime::ReconcileResult::terminal_error(out.error->message);
+    } else if (code == runtime::Errc::asset_read_failed ||
+               (code == runtime::Errc::apply_failed && applied != nullptr &&
+                applied->server_failure)) {
+      out.result = runtime::ReconcileResult::api_failed(out.error->message);
+    } else {
+      out.result = runtime::ReconcileResult::failed(out.error->message);
+    }
   } else if (applied != nullptr && applied->waiting) {
     out.result = runtime::ReconcileResult::requeue(kWaitingRecheck);
   } else {

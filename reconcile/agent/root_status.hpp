@@ -23,7 +23,9 @@
 // (AssetResolutionFailed), a generated name would be refused (InvalidName, no retry until
 // the root changes), a write failed (ApplyFailed), a config file failed to render
 // (RenderFailed). Every other error is retried with backoff, and at once when something
-// the root read changes.
+// the root read changes; a failure of the API server (reading referenced Secrets, or a
+// write the server failed: no answer, 429, 5xx, 401/403, persistent conflicts) with the
+// shorter backoff cap of API failures, since no event announces the server's recovery.
 #pragma once
 
 #include <cstdint>

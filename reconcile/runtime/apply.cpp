@@ -241,9 +241,11 @@ struct ApplyEngine::Impl {
     applied.with({options.controller, gk.kind, action}).inc();
   }
 
+  // `server_failure`: the API server failed the request (ApplyReport::server_failure).
   void fail(ApplyReport& report, const GroupKind& gk, const k8s::ObjectKey& key,
-            const std::string& root, std::string what) {
+            const std::string& root, std::string what, bool server_failure = false) {
     errors.with({options.controller, gk.kind}).inc();
+    report.server_failure = report.server_failure || server_failure;
     std::string msg = describe(gk, key) + ": " + what;
     net::log::warn("apply failed", {{"controller", options.controller},
                                     {"root", root},
@@ -352,7 +354,8 @@ struct ApplyEngine::Impl {
     } else {
       auto fetched = co_await fetch(*gvk, key);
       if (!fetched) {
-        fail(report, gk, key, root, "read: " + fetched.error().describe());
+        fail(report, gk, key, root, "read: " + fetched.error().describe(),
+             fetched.error().server_failure());
         co_return false;
       }
       live = fetched.value();
@@ -362,7 +365,8 @@ struct ApplyEngine::Impl {
       if (attempt > options.conflict_retries + 1) {
         fail(report, gk, key, root,
              "conflicting writes persisted after " + std::to_string(options.conflict_retries) +
-                 " retries; will retry later");
+                 " retries; will retry later",
+             true);
         co_return false;
       }
       if (!live) {
@@ -395,13 +399,14 @@ struct ApplyEngine::Impl {
           conflicts.with({options.controller, gk.kind}).inc();
           auto fresh = co_await fetch(*gvk, key);
           if (!fresh) {
-            fail(report, gk, key, root, "read after AlreadyExists: " + fresh.error().describe());
+            fail(report, gk, key, root, "read after AlreadyExists: " + fresh.error().describe(),
+                 fresh.error().server_failure());
             co_return false;
           }
           live = fresh.value();
           continue;
         }
-        fail(report, gk, key, root, "create: " + r.error().describe());
+        fail(report, gk, key, root, "create: " + r.error().describe(), r.error().server_failure());
         co_return false;
       }
 
@@ -467,7 +472,8 @@ struct ApplyEngine::Impl {
         conflicts.with({options.controller, gk.kind}).inc();
         auto fresh = co_await fetch(*gvk, key);
         if (!fresh) {
-          fail(report, gk, key, root, "read after Conflict: " + fresh.error().describe());
+          fail(report, gk, key, root, "read after Conflict: " + fresh.error().describe(),
+               fresh.error().server_failure());
           co_return false;
         }
         live = fresh.value();
@@ -498,7 +504,7 @@ struct ApplyEngine::Impl {
         live = nullptr;
         continue;
       }
-      fail(report, gk, key, root, "update: " + e.describe());
+      fail(report, gk, key, root, "update: " + e.describe(), e.server_failure());
       co_return false;
     }
   }
@@ -523,7 +529,7 @@ struct ApplyEngine::Impl {
     opts.precondition_uid = std::string(live->uid());
     auto r = co_await delete_object(gvk, key, opts);
     if (!r && !r.error().not_found()) {
-      fail(report, gk, key, root, "delete: " + r.error().describe());
+      fail(report, gk, key, root, "delete: " + r.error().describe(), r.error().server_failure());
       co_return false;
     }
     if (r) {
@@ -601,7 +607,8 @@ struct ApplyEngine::Impl {
               "deleted (no longer desired)",
               {{"controller", options.controller}, {"root", root}, {"object", describe(gk, key)}});
         } else if (!r.error().not_found() && !r.error().conflict()) {
-          fail(report, gk, key, root, "delete: " + r.error().describe());
+          fail(report, gk, key, root, "delete: " + r.error().describe(),
+               r.error().server_failure());
           if (options.stop_on_error) co_return;
         }
       }
@@ -673,6 +680,14 @@ const ObjectOutcome* ApplyReport::find(const GroupKind& kind, const k8s::ObjectK
     if (o.kind == kind && o.key == key) return &o;
   }
   return nullptr;
+}
+
+std::vector<std::string> ApplyReport::objects_with(ObjectResult result) const {
+  std::vector<std::string> out;
+  for (const auto& o : objects) {
+    if (o.result == result) out.push_back(describe(o.kind, o.key));
+  }
+  return out;
 }
 
 boost::asio::awaitable<ApplyReport> ApplyEngine::apply(const ApplyPlan& plan) {

@@ -156,10 +156,16 @@ struct ApplyReport {
   // "<Kind> <namespace/name>: <what failed>", in order.
   std::vector<std::string> errors;
   bool write_blocked = false;  // may_write said no: nothing (more) was written
-  bool waiting = false;        // an object is being deleted: apply again shortly
+  // A step failed because of the API server (k8s::ApiError::server_failure(), or
+  // conflicts that persisted), not because of what was asked: retry soon
+  // (ReconcileResult::api_failed).
+  bool server_failure = false;
+  bool waiting = false;  // an object is being deleted: apply again shortly
 
   bool ok() const { return errors.empty() && !write_blocked; }
   int writes() const { return created + updated + deleted + recreated; }
+  // The objects of one result, as "<Kind> <namespace/name>", in order.
+  std::vector<std::string> objects_with(ObjectResult result) const;
   // The outcome of `kind` `key`, or nullptr when no step reached it.
   const ObjectOutcome* find(const GroupKind& kind, const k8s::ObjectKey& key) const;
 };

@@ -46,6 +46,7 @@ struct Controller::State : std::enable_shared_from_this<State> {
         clock(c),
         queue(executor, queue_options(options), clock),
         resync_timer(executor, clock),
+        progress_timer(executor, clock),
         stop_timer(executor, clock),
         rng(std::random_device{}()),
         registry(options.registry ? *options.registry : net::metrics::registry()),
@@ -116,6 +117,16 @@ struct Controller::State : std::enable_shared_from_this<State> {
     reconcile_time.observe(std::chrono::duration<double>(clock.now() - start).count());
     active.dec();
     release_strand(key);
+    ++done;
+    {
+      const std::lock_guard lock(failing_mutex);
+      if (result.kind == ReconcileResult::Kind::error ||
+          result.kind == ReconcileResult::Kind::terminal) {
+        failing.insert(key);
+      } else {
+        failing.erase(key);
+      }
+    }
 
     switch (result.kind) {
       case ReconcileResult::Kind::success:
@@ -130,12 +141,13 @@ struct Controller::State : std::enable_shared_from_this<State> {
       case ReconcileResult::Kind::error: {
         reconcile_total.with({options.name, "error"}).inc();
         errors.inc();
-        const Duration retry = queue.add_rate_limited(key);
+        const Duration retry = queue.add_rate_limited(key, result.failure);
         net::log::warn(
             "reconcile failed; will retry",
             {{"controller", options.name},
              {"key", key},
              {"error", result.message},
+             {"api_failure", result.failure == FailureKind::api},
              {"retry_in_ms",
               static_cast<std::int64_t>(
                   std::chrono::duration_cast<std::chrono::milliseconds>(retry).count())}});
@@ -177,6 +189,39 @@ struct Controller::State : std::enable_shared_from_this<State> {
     }
   }
 
+  // The progress line, every period while keys are queued.
+  boost::asio::awaitable<void> progress_loop() {
+    // The only user of progress_timer.
+    while (!shutting_down.load()) {
+      const TimePoint due = clock.now() + options.progress_period;
+      ClockTimer::Woke woke = ClockTimer::Woke::notified;
+      while (woke == ClockTimer::Woke::notified) woke = co_await progress_timer.wait_until(due);
+      if (woke == ClockTimer::Woke::cancelled || shutting_down.load()) break;
+      if (queue.len() == 0) {
+        done = 0;  // a quiet period: the next line counts from here
+        continue;
+      }
+      const Progress p = progress(true);
+      net::log::info("work queue progress", {{"controller", options.name},
+                                             {"done", p.done},
+                                             {"queued", p.queued},
+                                             {"waiting", p.waiting},
+                                             {"failing", p.failing},
+                                             {"in_flight", p.in_flight}});
+    }
+  }
+
+  Progress progress(bool take) {
+    Progress p;
+    p.done = take ? done.exchange(0) : done.load();
+    p.queued = queue.len();
+    p.waiting = queue.waiting();
+    p.in_flight = queue.processing();
+    const std::lock_guard lock(failing_mutex);
+    p.failing = failing.size();
+    return p;
+  }
+
   void resync() {
     std::vector<std::string> keys = roots ? roots() : std::vector<std::string>{};
     std::unordered_set<std::string> skip;
@@ -201,6 +246,7 @@ struct Controller::State : std::enable_shared_from_this<State> {
     if (shutting_down.exchange(true)) return;
     queue.shut_down();
     resync_timer.cancel();
+    progress_timer.cancel();
   }
 
   boost::asio::any_io_executor executor;
@@ -210,9 +256,10 @@ struct Controller::State : std::enable_shared_from_this<State> {
   const net::Clock& clock;
   RateLimitedQueue queue;
 
-  ClockTimer resync_timer;  // waited on by resync_loop only (thread-safe pokes)
-  ClockTimer stop_timer;    // waited on by stop(); notified by the last worker
-  std::mt19937_64 rng;      // owned by resync_loop
+  ClockTimer resync_timer;    // waited on by resync_loop only (thread-safe pokes)
+  ClockTimer progress_timer;  // waited on by progress_loop only
+  ClockTimer stop_timer;      // waited on by stop(); notified by the last worker
+  std::mt19937_64 rng;        // owned by resync_loop
 
   struct KeyStrand {
     boost::asio::strand<boost::asio::any_io_executor> strand;
@@ -225,6 +272,10 @@ struct Controller::State : std::enable_shared_from_this<State> {
 
   std::mutex terminal_mutex;  // owns terminal
   std::unordered_set<std::string> terminal;
+
+  std::atomic<std::uint64_t> done{0};       // reconciles finished since the last progress line
+  std::mutex failing_mutex;                 // owns failing
+  std::unordered_set<std::string> failing;  // keys whose last reconcile failed
 
   std::atomic<bool> shutting_down{false};
   std::atomic<int> workers_running{0};
@@ -261,6 +312,10 @@ void Controller::start() {
     boost::asio::co_spawn(
         state_->executor, [s = state_, due]() { return s->resync_loop(due); },
         boost::asio::detached);
+  }
+  if (state_->options.progress_period > Duration::zero()) {
+    boost::asio::co_spawn(
+        state_->executor, [s = state_]() { return s->progress_loop(); }, boost::asio::detached);
   }
   net::log::info("controller started",
                  {{"controller", state_->options.name}, {"workers", workers}});
@@ -302,7 +357,12 @@ void Controller::resync_now() {
 void Controller::poll() {
   state_->queue.poll();
   state_->resync_timer.wake();
+  state_->progress_timer.wake();
   state_->stop_timer.wake();
+}
+
+Controller::Progress Controller::progress(bool take) {
+  return state_->progress(take);
 }
 
 bool Controller::stopped() const {

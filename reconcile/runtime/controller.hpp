@@ -8,15 +8,22 @@
 // A reconcile returns what should happen next:
 //   success        forget the key's failures; nothing scheduled
 //   requeue_after  forget failures; run again after the delay (earliest due time wins)
-//   error          run again after the key's backoff (5 ms doubling, capped), counted
+//   error          run again after the key's backoff (5 ms doubling, capped: at 5 s when
+//                  the API server failed, api_failed(); else at 1000 s), counted
 //   terminal       no retry until the key is enqueued again by an event (a periodic
 //                  resync does not retry it either: nothing it depends on changed)
 //
 // A timer enqueues every root every resync period (default 10 min, plus up to 10 %
 // jitter so replicas and controllers do not resync in lockstep).
 //
-// Time comes from the injected clock: the resync timer, backoff and requeue delays (the
-// queue) and stop()'s deadline. With a FakeClock, tests advance it and call poll().
+// While keys wait in the queue, an info line every `progress_period` says how the work
+// goes ("work queue progress": roots done since the last line, queued, waiting for a
+// retry, failing, in flight), so an operator working through thousands of roots is seen
+// to move; nothing is logged while the queue is empty.
+//
+// Time comes from the injected clock: the resync and progress timers, backoff and
+// requeue delays (the queue) and stop()'s deadline. With a FakeClock, tests advance it
+// and call poll().
 //
 // Metrics with controller-runtime's names, label `controller`:
 // controller_runtime_reconcile_total{controller,result}, _reconcile_errors_total,
@@ -44,11 +51,19 @@ struct ReconcileResult {
   Kind kind = Kind::success;
   Duration after{};     // requeue_after
   std::string message;  // error, terminal: what failed (for the log)
+  // error: what failed, for the backoff cap (QueuePolicy::api_max_delay).
+  FailureKind failure = FailureKind::input;
 
   static ReconcileResult ok() { return {}; }
   static ReconcileResult requeue(Duration after) { return {Kind::requeue_after, after, {}}; }
+  // Input that a change (an event) may fix; retried with backoff meanwhile.
   static ReconcileResult failed(std::string message) {
     return {Kind::error, {}, std::move(message)};
+  }
+  // The API server failed a request (no answer, throttling, a server error, refused
+  // credentials): retried with the shorter cap, since no event announces its recovery.
+  static ReconcileResult api_failed(std::string message) {
+    return {Kind::error, {}, std::move(message), FailureKind::api};
   }
   static ReconcileResult terminal_error(std::string message) {
     return {Kind::terminal, {}, std::move(message)};
@@ -74,6 +89,8 @@ struct ControllerOptions {
   int workers = 2;                  // --workers
   Duration resync_period = std::chrono::minutes(10);  // --resync-period; 0 = never
   double resync_jitter = 0.1;  // each period is period * (1 + jitter * U[0,1))
+  // The "work queue progress" line while keys wait (--progress-log-period); 0 = never.
+  Duration progress_period = std::chrono::seconds(30);
   // Its name and registry default to the controller's. Shutdown abandons queued keys by
   // default: a graceful stop finishes in-flight reconciles and starts no new ones.
   QueueOptions queue = abandon_on_shutdown();
@@ -110,6 +127,17 @@ class Controller {
   // stop() whose deadline passed. The timers do this by themselves with the real clock;
   // tests with a FakeClock call it after advancing the clock.
   void poll();
+
+  // What the progress line reports.
+  struct Progress {
+    std::uint64_t done = 0;     // reconciles finished since the previous progress line
+    std::size_t queued = 0;     // keys ready for a worker
+    std::size_t waiting = 0;    // keys waiting for a retry or a requeue
+    std::size_t failing = 0;    // keys whose last reconcile failed
+    std::size_t in_flight = 0;  // keys being reconciled
+  };
+  // The figures now; `take` starts the next period's `done` count.
+  Progress progress(bool take = false);
 
   bool started() const { return started_.load(); }
   bool stopped() const;  // shut down and every worker has returned

@@ -39,6 +39,8 @@ struct ModuleContext {
   std::string operator_namespace;
   int workers = 4;
   Duration resync_period = std::chrono::minutes(10);
+  // The controllers' "work queue progress" line while keys wait; 0 = never.
+  Duration progress_period = std::chrono::seconds(30);
   QueueOptions queue;
   // Every delay, deadline and timer of the module reads this clock (nullptr: the real
   // one); tests substitute a net::FakeClock.

@@ -40,19 +40,21 @@ void QueueCore::add_after(const std::string& key, Duration delay, TimePoint now)
   heap_.push(Due{at, seq_++, key});
 }
 
-Duration QueueCore::item_backoff(int failures) const {
+Duration QueueCore::item_backoff(int failures, FailureKind kind) const {
   if (failures <= 0) return Duration::zero();
   // Grow in floating point: 2^n overflows integer nanoseconds long before the cap.
   const double grown =
       static_cast<double>(policy_.base_delay.count()) * std::pow(2.0, failures - 1);
-  const double cap = static_cast<double>(policy_.max_delay.count());
+  const Duration max = kind == FailureKind::api ? std::min(policy_.api_max_delay, policy_.max_delay)
+                                                : policy_.max_delay;
+  const double cap = static_cast<double>(max.count());
   return Duration(static_cast<Duration::rep>(std::min(grown, cap)));
 }
 
-Duration QueueCore::add_rate_limited(const std::string& key, TimePoint now) {
+Duration QueueCore::add_rate_limited(const std::string& key, TimePoint now, FailureKind kind) {
   if (shut_down_) return Duration::zero();
   const int failures = ++failures_[key];
-  const Duration delay = std::max(item_backoff(failures), bucket_.reserve(now));
+  const Duration delay = std::max(item_backoff(failures, kind), bucket_.reserve(now));
   add_after(key, delay, now);
   return delay;
 }

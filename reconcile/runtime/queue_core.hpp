@@ -6,9 +6,10 @@
 //     a key added meanwhile is remembered (dirty) and queued again by done();
 //   * delayed adds wait in a min-heap; a key waiting twice keeps the earliest due time,
 //     and an immediate add supersedes a later delayed one;
-//   * per-key failures grow an exponential delay (5 ms doubling, capped at 1000 s),
-//     combined with one token bucket for the whole queue by taking the larger of the two
-//     (client-go's DefaultControllerRateLimiter); forget() resets the key's failures;
+//   * per-key failures grow an exponential delay (5 ms doubling, capped at 1000 s; at
+//     5 s for failures of the API server, see QueuePolicy::api_max_delay), combined with
+//     one token bucket for the whole queue by taking the larger of the two (client-go's
+//     DefaultControllerRateLimiter); forget() resets the key's failures;
 //   * shut_down(drain): adds are ignored from then on; delayed keys are dropped; with
 //     drain the keys already queued (and re-adds of in-flight keys) are still handed out,
 //     without drain the ready queue is dropped and only in-flight work finishes.
@@ -40,10 +41,22 @@ struct QueuePolicy {
   // ItemExponentialFailureRateLimiter defaults; --queue-backoff-base/-max).
   Duration base_delay = std::chrono::milliseconds(5);
   Duration max_delay = std::chrono::seconds(1000);
+  // The cap for a failure of the API server (no answer, throttling, a server error,
+  // refused credentials: FailureKind::api). Nothing announces the server's recovery, so
+  // only the retry finds it: with this cap a root reports the truth at most this long
+  // after the server is back (--queue-api-backoff-max). Input failures keep max_delay:
+  // their fix is a change the root hears about.
+  Duration api_max_delay = std::chrono::seconds(5);
   // Overall token bucket for retries (client-go's default 10 QPS, burst 100): a storm
   // of failing keys cannot retry faster than this together. qps <= 0 disables it.
   double retry_qps = 10;
   std::uint32_t retry_burst = 100;
+};
+
+// What a failure was about, for its backoff cap.
+enum class FailureKind {
+  input,  // what the root reads or asks for: the fix is a change, an event (max_delay)
+  api,    // the API server failed the request; retrying can succeed unchanged (api_max_delay)
 };
 
 class QueueCore {
@@ -61,14 +74,16 @@ class QueueCore {
   // Adds after `delay` (<= 0: now). Keeps the earliest due time of a key.
   void add_after(const std::string& key, Duration delay, TimePoint now);
 
-  // Records a failure and adds the key after its backoff; returns that delay.
-  Duration add_rate_limited(const std::string& key, TimePoint now);
+  // Records a failure and adds the key after its backoff (capped by the kind's cap);
+  // returns that delay.
+  Duration add_rate_limited(const std::string& key, TimePoint now,
+                            FailureKind kind = FailureKind::input);
 
   // Forgets the key's failures (on success). Does not remove it from the queue.
   void forget(const std::string& key);
   int num_requeues(const std::string& key) const;
-  // The delay the next failure of `key` would get from its own backoff (no bucket).
-  Duration item_backoff(int failures) const;
+  // The delay a key's `failures`-th failure gets from its own backoff (no bucket).
+  Duration item_backoff(int failures, FailureKind kind = FailureKind::input) const;
 
   struct Item {
     std::string key;

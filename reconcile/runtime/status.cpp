@@ -126,6 +126,32 @@ boost::asio::awaitable<k8s::ApiResult<bool>> StatusWriter::update(const k8s::Gro
   }
 }
 
+std::vector<ChangeEvent> change_events(const ApplyReport& report) {
+  struct Change {
+    ObjectResult result;
+    const char* reason;
+    const char* verb;
+  };
+  static constexpr Change kChanges[] = {{ObjectResult::created, "Created", "created"},
+                                        {ObjectResult::updated, "Updated", "updated"},
+                                        {ObjectResult::recreated, "Recreated", "recreated"},
+                                        {ObjectResult::deleted, "Pruned", "deleted"}};
+  std::vector<ChangeEvent> out;
+  for (const Change& c : kChanges) {
+    const std::vector<std::string> objects = report.objects_with(c.result);
+    if (objects.empty()) continue;
+    std::string message = c.verb;
+    for (std::size_t i = 0; i < objects.size() && i < kObjectsInChangeEvent; ++i) {
+      message += (i == 0 ? " " : ", ") + objects[i];
+    }
+    if (objects.size() > kObjectsInChangeEvent) {
+      message += " and " + std::to_string(objects.size() - kObjectsInChangeEvent) + " more";
+    }
+    out.push_back({c.reason, std::move(message)});
+  }
+  return out;
+}
+
 k8s::EventSubject event_subject(const k8s::GroupVersionKind& gvk, const k8s::Object& object) {
   k8s::EventSubject s;
   s.api_version = gvk.api_version();

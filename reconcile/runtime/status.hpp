@@ -22,6 +22,7 @@
 #include "k8s/event_recorder.hpp"
 #include "k8s/object.hpp"
 #include "net/clock.hpp"
+#include "reconcile/runtime/apply.hpp"
 
 namespace aop::runtime {
 
@@ -79,5 +80,18 @@ class StatusWriter {
 // The Event subject for an object (kind and apiVersion from `gvk`: cached objects from a
 // LIST may lack them).
 k8s::EventSubject event_subject(const k8s::GroupVersionKind& gvk, const k8s::Object& object);
+
+// What an apply changed, as the Normal Events to record on its root: one per kind of
+// change (reason Created, Updated, Recreated or Pruned, in that order) naming the objects
+// ("updated Secret ns/a-config, StatefulSet ns/a"; at most kObjectsInChangeEvent, then
+// "and N more"). None when nothing changed. The same change makes the same message, so
+// the recorder folds repeats into one Event whose count goes up.
+inline constexpr std::size_t kObjectsInChangeEvent = 5;
+struct ChangeEvent {
+  std::string reason;
+  std::string message;
+  bool operator==(const ChangeEvent&) const = default;
+};
+std::vector<ChangeEvent> change_events(const ApplyReport& report);
 
 }  // namespace aop::runtime

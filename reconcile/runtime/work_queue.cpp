@@ -247,11 +247,11 @@ void RateLimitedQueue::add_after(const std::string& key, Duration delay) {
   });
 }
 
-Duration RateLimitedQueue::add_rate_limited(const std::string& key) {
+Duration RateLimitedQueue::add_rate_limited(const std::string& key, FailureKind kind) {
   return mutate([&](QueueCore& core, TimePoint now) {
     if (core.is_shut_down()) return Duration::zero();
     state_->retries.inc();
-    return core.add_rate_limited(key, now);
+    return core.add_rate_limited(key, now, kind);
   });
 }
 

@@ -59,7 +59,7 @@ class RateLimitedQueue {
   QueueCore::AddResult add(const std::string& key);
   void add_after(const std::string& key, Duration delay);
   // Records a failure of `key` and adds it after its backoff; returns the delay.
-  Duration add_rate_limited(const std::string& key);
+  Duration add_rate_limited(const std::string& key, FailureKind kind = FailureKind::input);
   void forget(const std::string& key);
   int num_requeues(const std::string& key) const;
 

@@ -216,6 +216,7 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     o.name = settings.name;
     o.workers = ctx.workers;
     o.resync_period = ctx.resync_period;
+    o.progress_period = ctx.progress_period;
     o.queue = ctx.queue;
     o.registry = &registry;
     std::weak_ptr<State> weak = weak_from_this();
@@ -750,7 +751,8 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     if (!report.ok()) {
       std::string message;
       for (const auto& e : report.errors) message += (message.empty() ? "" : "; ") + e;
-      return ReconcileResult::failed(std::move(message));
+      return report.server_failure ? ReconcileResult::api_failed(std::move(message))
+                                   : ReconcileResult::failed(std::move(message));
     }
     set_deployed(ns, deployed ? std::optional<std::size_t>(plan.endpoints.size()) : std::nullopt);
     if (report.writes() > 0) {

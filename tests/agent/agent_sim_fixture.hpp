@@ -223,14 +223,17 @@ class AgentSim {
     return get(kind, ns, name).has_value();
   }
   std::vector<json::object> list(Kind kind, const std::string& ns = {}) {
-    auto r = io.run(driver->list(gvk(kind), ns, k8s::ListOptions{}));
+    return list_gvk(gvk(kind), ns);
+  }
+  std::vector<json::object> list_gvk(const k8s::GroupVersionKind& kind, const std::string& ns) {
+    auto r = io.run(driver->list(kind, ns, k8s::ListOptions{}));
     EXPECT_TRUE(r.has_value()) << (r ? std::string() : r.error().describe());
     std::vector<json::object> out;
     if (!r) return out;
     for (auto& item : r->items) {
       json::object o = item.as_object();
-      o["apiVersion"] = gvk(kind).api_version();
-      o["kind"] = gvk(kind).kind;
+      o["apiVersion"] = kind.api_version();
+      o["kind"] = kind.kind;
       out.push_back(std::move(o));
     }
     return out;
@@ -304,6 +307,26 @@ class AgentSim {
 
   std::uint64_t operator_writes() const { return cluster_->writes_by(kOperatorAgent); }
 
+  // The operator's Event recorder writing to the API server as app/ does (aggregation,
+  // spam filter), for what `kubectl get events` shows; made on first use, destroyed after
+  // the modules.
+  k8s::EventRecorder& api_events() {
+    if (!api_events_) api_events_ = k8s::make_event_recorder(io.executor(), *client, {});
+    return *api_events_;
+  }
+  // The Events in `ns` about `kind` `name`, as the API server holds them.
+  std::vector<json::object> events_about(const std::string& ns, std::string_view kind,
+                                         std::string_view name) {
+    std::vector<json::object> out;
+    for (auto& e : list_gvk(k8s::GroupVersionKind{"", "v1", "Event"}, ns)) {
+      const auto& involved = e.at("involvedObject").as_object();
+      if (involved.at("kind").as_string() == kind && involved.at("name").as_string() == name) {
+        out.push_back(std::move(e));
+      }
+    }
+    return out;
+  }
+
  private:
   std::unique_ptr<tst::Cluster> cluster_;
   tst::TestObjects objects_{*cluster_};  // cleaned up after the modules stopped
@@ -317,6 +340,7 @@ class AgentSim {
   RecordingEvents events;
 
  private:
+  std::unique_ptr<k8s::EventRecorder> api_events_;  // outlives the modules that record
   std::vector<std::unique_ptr<runtime::ControllerModule>> modules_;
 };
 

@@ -92,8 +92,10 @@ TEST_F(AgentControllerSimTest, MetricsHierarchyLifecycle) {
   // 2. The live objects are exactly what plan_root() makes of the same state.
   expect_live_equals_plan(env, "agents", "main", module_options().agent);
 
-  // 3. An unchanged resync: every root reconciled again, zero writes, zero Secret reads.
+  // 3. An unchanged resync: every root reconciled again, zero writes, zero Secret reads,
+  //    no Event (Normal ones only say what changed).
   {
+    const auto recorded = env.events.events().size();
     const auto writes = env.operator_writes();
     const auto fetches = agent.asset_fetches();
     const auto decodes = agent.decodes();
@@ -102,6 +104,7 @@ TEST_F(AgentControllerSimTest, MetricsHierarchyLifecycle) {
     ASSERT_TRUE(tst::wait_until(
         [&] { return agent.reconciles("agents/main") > before && agent.idle(); }, kDeadline));
     EXPECT_EQ(env.operator_writes(), writes) << "an unchanged resync wrote";
+    EXPECT_EQ(env.events.events().size(), recorded) << "an unchanged resync recorded an Event";
     EXPECT_EQ(agent.asset_fetches(), fetches) << "an unchanged resync read Secrets";
     // At most the root again: its own status write moved its resourceVersion.
     EXPECT_LE(agent.decodes(), decodes + 1) << "an unchanged resync decoded its members again";

@@ -148,6 +148,14 @@ TEST(RootStatus, AnApplyFailureStillReportsReadinessOfEveryWorkload) {
   ASSERT_NE(condition(s, "Ready"), nullptr);
   EXPECT_EQ(condition(s, "Ready")->status, "False");
   EXPECT_EQ(s.result.kind, ReconcileResult::Kind::error);
+  // Refused input waits for a change (the long backoff cap) ...
+  EXPECT_EQ(s.result.failure, runtime::FailureKind::input);
+  // ... while a failure of the server is retried with the API cap: nothing else would
+  // tell the root that the server is back.
+  applied.server_failure = true;
+  const RootStatus unavailable = root_status(plan, &applied, std::vector{missing}, std::nullopt);
+  EXPECT_EQ(unavailable.result.kind, ReconcileResult::Kind::error);
+  EXPECT_EQ(unavailable.result.failure, runtime::FailureKind::api);
 }
 
 TEST(RootStatus, TheFirstErrorWinsInTheDocumentedOrder) {

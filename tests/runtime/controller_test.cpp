@@ -18,11 +18,14 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include "net/log.hpp"
 
 namespace aop::runtime {
 namespace {
@@ -128,6 +131,103 @@ TEST(Controller, ErrorsAreRetriedWithGrowingBackoffAndSuccessForgetsThem) {
             std::string::npos);
   EXPECT_NE(text.find(R"(controller_runtime_max_concurrent_reconciles{controller="test"} 1)"),
             std::string::npos);
+  c.shut_down();
+  io.run();
+}
+
+// A failure of the API server stops growing its backoff at the API cap.
+TEST(Controller, ApiFailuresAreRetriedWithinTheApiCap) {
+  boost::asio::io_context io;
+  net::metrics::Registry r;
+  net::FakeClock clock;
+  Script script;
+  for (int i = 0; i < 12; ++i) {
+    script.results["a"].push_back(ReconcileResult::api_failed("503 ServiceUnavailable"));
+  }
+  auto o = options(r);
+  o.queue.policy.api_max_delay = seconds(1);
+  Controller c(io.get_executor(), o, script.reconciler(), {}, clock);
+  c.start();
+  c.enqueue("a");
+  // Each advance of the cap retries it exactly once; uncapped, the 12th delay is 10 s.
+  for (int run = 1; run <= 12; ++run) {
+    ASSERT_TRUE(run_until(io, [&] {
+      return script.count("a") == run && c.queue().waiting() == 1 && c.queue().processing() == 0;
+    })) << run;
+    clock.advance(seconds(1));
+    c.poll();
+  }
+  ASSERT_TRUE(run_until(io, [&] { return script.count("a") == 13 && c.queue().waiting() == 0; }));
+  EXPECT_EQ(c.queue().num_requeues("a"), 0);
+  c.shut_down();
+  io.run();
+}
+
+// While keys wait, a line every progress period says how the work goes; the figures
+// count reconciles done since the previous line, keys queued, waiting, failing and in
+// flight.
+TEST(Controller, ProgressIsLoggedWhileKeysAreQueued) {
+  boost::asio::io_context io;
+  net::metrics::Registry r;
+  net::FakeClock clock;
+  bool released = false;
+  boost::asio::steady_timer gate(io, boost::asio::steady_timer::time_point::max());
+  auto reconcile = [&](std::string key) -> awaitable<ReconcileResult> {
+    if (!released) {
+      boost::system::error_code ec;
+      co_await gate.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    }
+    if (key == "c") co_return ReconcileResult::terminal_error("bad input");
+    co_return ReconcileResult::ok();
+  };
+  auto o = options(r);
+  o.progress_period = seconds(10);
+  Controller c(io.get_executor(), o, reconcile, {}, clock);
+  char* buf = nullptr;
+  std::size_t len = 0;
+  std::FILE* out = open_memstream(&buf, &len);
+  net::log::configure(net::log::Level::info, net::log::Format::text);
+  net::log::set_output(out);
+  auto logged = [&] {
+    std::fflush(out);
+    return std::string(buf, len);
+  };
+  c.start();
+  for (const char* k : {"a", "b", "c", "d", "e"}) c.enqueue(k);
+  ASSERT_TRUE(run_until(io, [&] { return c.queue().processing() == 1; }));
+  // Not before the period.
+  clock.advance(seconds(9));
+  c.poll();
+  io.restart();
+  io.run_for(milliseconds(20));
+  EXPECT_EQ(logged().find("work queue progress"), std::string::npos) << logged();
+  clock.advance(seconds(1));
+  c.poll();
+  ASSERT_TRUE(
+      run_until(io, [&] { return logged().find("work queue progress") != std::string::npos; }));
+  const std::string first = logged();
+  EXPECT_NE(first.find("controller=test done=0 queued=4 waiting=0 failing=0 in_flight=1"),
+            std::string::npos)
+      << first;
+  // The work goes through: c fails for good, the rest succeed.
+  released = true;
+  gate.cancel();
+  ASSERT_TRUE(run_until(io, [&] { return c.queue().len() == 0 && c.queue().processing() == 0; }));
+  const auto p = c.progress();
+  EXPECT_EQ(p.done, 5u);
+  EXPECT_EQ(p.failing, 1u);
+  EXPECT_EQ(p.waiting, 0u);
+  // Nothing queued at the next tick: no line.
+  clock.advance(seconds(10));
+  c.poll();
+  io.restart();
+  io.run_for(milliseconds(20));
+  net::log::set_output(nullptr);
+  std::fclose(out);
+  const std::string all(buf, len);
+  std::free(buf);
+  EXPECT_EQ(all.find("work queue progress", all.find("work queue progress") + 1), std::string::npos)
+      << all;
   c.shut_down();
   io.run();
 }

@@ -156,6 +156,29 @@ TEST(QueueCore, BackoffBaseAndCapAreConfigurable) {
   EXPECT_EQ(q.add_rate_limited("a", clock.now()), milliseconds(350));
 }
 
+// A failure of the API server is retried at most api_max_delay apart, however often it
+// failed: nothing but the retry will notice that the server is back. Other failures keep
+// growing to max_delay.
+TEST(QueueCore, FailuresOfTheApiServerHaveTheirOwnCap) {
+  net::FakeClock clock;
+  QueuePolicy p = unlimited_bucket();
+  p.api_max_delay = seconds(2);
+  QueueCore q(p, clock.now());
+  Duration last{};
+  for (int i = 0; i < 30; ++i) last = q.add_rate_limited("a", clock.now(), FailureKind::api);
+  EXPECT_EQ(last, seconds(2));
+  EXPECT_EQ(q.num_requeues("a"), 30);
+  for (int i = 0; i < 30; ++i) last = q.add_rate_limited("b", clock.now());
+  EXPECT_EQ(last, seconds(1000));
+  // The kind of the latest failure decides: an API failure after input failures.
+  EXPECT_EQ(q.add_rate_limited("b", clock.now(), FailureKind::api), seconds(2));
+  // Below the cap, both kinds grow alike.
+  EXPECT_EQ(q.item_backoff(3, FailureKind::api), milliseconds(20));
+  // A cap above max_delay does not raise it.
+  p.api_max_delay = seconds(5000);
+  EXPECT_EQ(QueueCore(p, clock.now()).item_backoff(40, FailureKind::api), seconds(1000));
+}
+
 TEST(QueueCore, TheTokenBucketPacesRetriesOfManyKeys) {
   net::FakeClock clock;
   QueuePolicy p;

@@ -148,3 +148,49 @@ TEST(EventSubject, TakesKindFromTheInformerAndIdentityFromTheObject) {
 
 }  // namespace
 }  // namespace aop::runtime
+
+namespace aop::runtime {
+namespace {
+
+ObjectOutcome outcome(const char* kind, const char* name, ObjectResult result) {
+  return ObjectOutcome{GroupKind{"", kind}, k8s::ObjectKey{"ns", name}, result, {}, {}};
+}
+
+// Normal Events name what an apply changed, one per kind of change; nothing changed,
+// nothing to say; the same change says the same thing (so the recorder aggregates it).
+TEST(ChangeEvents, OnePerKindOfChangeNamingTheObjects) {
+  ApplyReport report;
+  report.objects = {outcome("Secret", "a-config", ObjectResult::updated),
+                    outcome("Service", "a-operated", ObjectResult::unchanged),
+                    outcome("StatefulSet", "a", ObjectResult::updated),
+                    outcome("StatefulSet", "a-shard-1", ObjectResult::created),
+                    outcome("StatefulSet", "a-shard-2", ObjectResult::deleted),
+                    outcome("Secret", "a-secrets", ObjectResult::failed)};
+  EXPECT_EQ(change_events(report),
+            (std::vector<ChangeEvent>{{"Created", "created StatefulSet ns/a-shard-1"},
+                                      {"Updated", "updated Secret ns/a-config, StatefulSet ns/a"},
+                                      {"Pruned", "deleted StatefulSet ns/a-shard-2"}}));
+
+  ApplyReport unchanged;
+  unchanged.objects = {outcome("Secret", "a-config", ObjectResult::unchanged),
+                       outcome("Service", "a-operated", ObjectResult::absent)};
+  EXPECT_TRUE(change_events(unchanged).empty());
+
+  ApplyReport many;
+  for (int i = 0; i < 7; ++i) {
+    many.objects.push_back(ObjectOutcome{GroupKind{"", "Secret"},
+                                         k8s::ObjectKey{"ns", "s" + std::to_string(i)},
+                                         ObjectResult::recreated,
+                                         {},
+                                         {}});
+  }
+  const auto events = change_events(many);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "Recreated");
+  EXPECT_EQ(events[0].message,
+            "recreated Secret ns/s0, Secret ns/s1, Secret ns/s2, Secret ns/s3, Secret ns/s4 "
+            "and 2 more");
+}
+
+}  // namespace
+}  // namespace aop::runtime

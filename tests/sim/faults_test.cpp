@@ -83,6 +83,31 @@ TEST_F(Faults, FractionOfRequestsFail) {
   EXPECT_EQ(counted("http_500"), static_cast<std::uint64_t>(failed));
 }
 
+// The request faults can be aimed: at one client (by User-Agent) and at some resources,
+// so a test's own client and the writes it does not study stay unharmed.
+TEST_F(Faults, ScopedToAUserAgentAndResources) {
+  make_cm("a");
+  set(R"({"http_503":1.0,"only_user_agent":"operator/1","only_resources":["configmaps"]})");
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  EXPECT_EQ(call("GET", cms, {}, "application/json", {}, "my-operator/1.0").status, 503);
+  EXPECT_EQ(call("GET", cms, {}, "application/json", {}, "kubectl/1.32").status, 200);
+  EXPECT_EQ(call("GET", "/api/v1/namespaces", {}, "application/json", {}, "my-operator/1.0").status,
+            200)
+      << "another resource";
+  // A subresource is named as such: the status of a Namespace, not Namespaces.
+  set(R"({"only_resources":["namespaces/status"]})");
+  EXPECT_EQ(
+      call("GET", "/api/v1/namespaces/default", {}, "application/json", {}, "operator/1").status,
+      200);
+  EXPECT_EQ(
+      call("GET", "/api/v1/namespaces/default/status", {}, "application/json", {}, "operator/1")
+          .status,
+      503);
+  EXPECT_EQ(counted("http_503"), 2u);
+  set(R"({"reset":true,"http_503":1.0})");  // reset clears the scope too
+  EXPECT_EQ(call("GET", cms).status, 503);
+}
+
 TEST_F(Faults, Latency) {
   set(R"({"latency_ms":250})");
   auto r = call("GET", "/api/v1/namespaces");

@@ -418,11 +418,14 @@ Response ApiServer::route(const Request& req, Target& t) {
     }
   }
 
-  // Injected faults apply to resource requests only (not discovery or admin).
-  std::chrono::milliseconds delay = faults_->settings.latency;
+  // Injected faults apply to resource requests only (not discovery or admin), and of
+  // those to the ones in the faults' scope.
+  const bool in_scope = faults_->in_scope(req.user_agent, t.type->resource, t.subresource);
+  std::chrono::milliseconds delay =
+      in_scope ? faults_->settings.latency : std::chrono::milliseconds(0);
   if (delay.count() > 0) faults_->count("latency");
   const auto& fs = faults_->settings;
-  const double total = fs.http_500 + fs.http_503 + fs.http_429;
+  const double total = in_scope ? fs.http_500 + fs.http_503 + fs.http_429 : 0.0;
   if (total > 0) {
     const double r = faults_->draw();
     std::optional<ApiError> err;

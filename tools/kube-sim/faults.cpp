@@ -64,19 +64,23 @@ Result<void> Faults::apply(const json::object& body, bool& expire_now) {
     } else if (key == "expire_watches") {
       if (!v.is_bool() && !v.is_null()) return make_error("expire_watches: expected a boolean");
       expire_now = v.is_bool() && v.as_bool();
-    } else if (key == "conflict_next_update") {
+    } else if (key == "conflict_next_update" || key == "only_resources") {
+      auto& list = key == "conflict_next_update" ? s.conflict_next_update : s.only_resources;
       if (v.is_null()) {
-        s.conflict_next_update.clear();
+        list.clear();
       } else if (v.is_string()) {
-        s.conflict_next_update.emplace_back(v.as_string());
+        list.emplace_back(v.as_string());
       } else if (v.is_array()) {
         for (const auto& t : v.as_array()) {
-          if (!t.is_string()) return make_error("conflict_next_update: expected strings");
-          s.conflict_next_update.emplace_back(t.as_string());
+          if (!t.is_string()) return make_error(std::string(key) + ": expected strings");
+          list.emplace_back(t.as_string());
         }
       } else {
-        return make_error("conflict_next_update: expected a string or a list of strings");
+        return make_error(std::string(key) + ": expected a string or a list of strings");
       }
+    } else if (key == "only_user_agent") {
+      if (!v.is_string() && !v.is_null()) return make_error("only_user_agent: expected a string");
+      s.only_user_agent = v.is_string() ? std::string(v.as_string()) : std::string();
     } else if (key == "stall_watch_after") {
       auto n = integer(v, key, -1);
       if (!n) return n.error();
@@ -108,6 +112,10 @@ json::object Faults::settings_json() const {
   for (const auto& t : settings.conflict_next_update) c.emplace_back(t);
   o["conflict_next_update"] = std::move(c);
   o["stall_watch_after"] = settings.stall_watch_after;
+  o["only_user_agent"] = settings.only_user_agent;
+  json::array r;
+  for (const auto& t : settings.only_resources) r.emplace_back(t);
+  o["only_resources"] = std::move(r);
   return o;
 }
 
@@ -124,6 +132,19 @@ json::object Faults::counts_json() const {
     o[mode] = count_of(mode);
   }
   return o;
+}
+
+bool Faults::in_scope(std::string_view user_agent, std::string_view resource,
+                      std::string_view subresource) const {
+  if (!settings.only_user_agent.empty() &&
+      user_agent.find(settings.only_user_agent) == std::string_view::npos) {
+    return false;
+  }
+  if (settings.only_resources.empty()) return true;
+  std::string name(resource);
+  if (!subresource.empty()) name += "/" + std::string(subresource);
+  return std::find(settings.only_resources.begin(), settings.only_resources.end(), name) !=
+         settings.only_resources.end();
 }
 
 bool Faults::take_conflict(std::string_view resource, std::string_view ns, std::string_view name) {

@@ -24,6 +24,12 @@
 //   stall_watch_after N          --fault-stall-watch-after N     after N events a watch stream
 //                                      goes silent (no events, bookmarks or timeout) but stays
 //                                      open; N = 0 stalls new streams at once
+//   only_user_agent S            --fault-only-user-agent S       the request faults (500, 503,
+//                                      429, latency) hit only requests whose User-Agent
+//                                      contains S (a test's own client stays unharmed)
+//   only_resources [R...]        --fault-only-resource R         ... only requests of these
+//                                      resources: plural names, "<resource>/<subresource>"
+//                                      for a subresource ("grafanaagents/status")
 #pragma once
 
 #include <chrono>
@@ -51,7 +57,9 @@ struct FaultSettings {
   std::uint64_t gone_next_watch = 0;
   std::uint64_t gone_in_stream_next_watch = 0;
   std::vector<std::string> conflict_next_update;
-  std::int64_t stall_watch_after = -1;  // -1: off
+  std::int64_t stall_watch_after = -1;      // -1: off
+  std::string only_user_agent;              // "": every client
+  std::vector<std::string> only_resources;  // empty: every resource
 };
 
 // Owned by the API server; used only from its thread.
@@ -74,6 +82,10 @@ class Faults {
   // Uniform in [0, 1).
   double draw() { return dist_(rng_); }
   void reseed(std::uint64_t seed) { rng_.seed(seed); }
+
+  // Whether the request faults apply to a request (only_user_agent, only_resources).
+  bool in_scope(std::string_view user_agent, std::string_view resource,
+                std::string_view subresource) const;
 
   // Consumes a forced 409 for the object, if one is pending for it.
   bool take_conflict(std::string_view resource, std::string_view ns, std::string_view name);

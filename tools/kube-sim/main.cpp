@@ -52,6 +52,10 @@ Fault injection (also settable at run time with POST /admin/faults):
   --fault-conflict-next-update TARGET   409 on the next update of TARGET (resource/ns/name,
                                         resource/name, or *); repeatable
   --fault-stall-watch-after N           watch streams go silent after N events but stay open
+  --fault-only-user-agent S             the request faults (500/503/429, latency) hit only
+                                        requests whose User-Agent contains S
+  --fault-only-resource R               ... only requests of resource R (plural, e.g. secrets,
+                                        or grafanaagents/status); repeatable
 
 Once ready, prints one line to stdout: "kube-sim listening on <URL>".
 Admin endpoints: GET /admin/stats, POST /admin/faults, POST /admin/reset-stats, GET /admin/writes,
@@ -177,9 +181,12 @@ int main(int argc, char** argv) {
       std::string key = a.substr(8);
       for (auto& c : key) c = c == '-' ? '_' : c;
       faults[key] = f;
-    } else if (a == "--fault-conflict-next-update") {
+    } else if (a == "--fault-only-user-agent") {
+      if (!need(v)) return fail(a + " needs a User-Agent substring");
+      faults["only_user_agent"] = v;
+    } else if (a == "--fault-conflict-next-update" || a == "--fault-only-resource") {
       if (!need(v)) return fail(a + " needs a target");
-      auto& list = faults["conflict_next_update"];
+      auto& list = faults[a == "--fault-only-resource" ? "only_resources" : "conflict_next_update"];
       if (!list.is_array()) list = boost::json::array();
       list.as_array().emplace_back(v);
     } else {
