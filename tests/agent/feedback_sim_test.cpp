@@ -57,16 +57,16 @@ spec:
         },
         kDeadline);
   };
+  // The Events on the GrafanaAgent with one reason, as the API server holds them.
+  auto events_with = [&](std::string_view reason) {
+    return with_reason(env.events_about("feedback", "GrafanaAgent", "fb"), reason);
+  };
   ASSERT_TRUE(settled("mimir.example:9009/v1"));
 
   // The objects created, on the GrafanaAgent.
-  ASSERT_TRUE(tst::wait_until(
-      [&] {
-        return !with_reason(env.events_about("feedback", "GrafanaAgent", "fb"), "Created").empty();
-      },
-      kDeadline));
+  ASSERT_TRUE(tst::wait_until([&] { return !events_with("Created").empty(); }, kDeadline));
   {
-    const auto created = with_reason(env.events_about("feedback", "GrafanaAgent", "fb"), "Created");
+    const auto created = events_with("Created");
     const std::string message(created.front().at("message").as_string());
     EXPECT_EQ(created.front().at("type").as_string(), "Normal");
     EXPECT_TRUE(contains(message, "created ")) << message;
@@ -77,12 +77,8 @@ spec:
   env.patch(Kind::metrics_instance, "feedback", "shared",
             json::parse(R"({"spec": {"remoteWrite": [{"url": "http://mimir.example:9009/v2"}]}})"));
   ASSERT_TRUE(settled("mimir.example:9009/v2"));
-  ASSERT_TRUE(tst::wait_until(
-      [&] {
-        return !with_reason(env.events_about("feedback", "GrafanaAgent", "fb"), "Updated").empty();
-      },
-      kDeadline));
-  const auto updated = with_reason(env.events_about("feedback", "GrafanaAgent", "fb"), "Updated");
+  ASSERT_TRUE(tst::wait_until([&] { return !events_with("Updated").empty(); }, kDeadline));
+  const auto updated = events_with("Updated");
   ASSERT_EQ(updated.size(), 1u);
   EXPECT_EQ(count_of(updated.front()), 1);
   const std::string message(updated.front().at("message").as_string());
@@ -95,17 +91,12 @@ spec:
   ASSERT_TRUE(settled("mimir.example:9009/v1"));
   ASSERT_TRUE(tst::wait_until(
       [&] {
-        const auto now = with_reason(env.events_about("feedback", "GrafanaAgent", "fb"), "Updated");
+        const auto now = events_with("Updated");
         return now.size() == 1 && count_of(now.front()) == 2;
       },
       kDeadline))
-      << json::serialize(json::value_from(
-             with_reason(env.events_about("feedback", "GrafanaAgent", "fb"), "Updated")));
-  EXPECT_EQ(with_reason(env.events_about("feedback", "GrafanaAgent", "fb"), "Updated")
-                .front()
-                .at("message")
-                .as_string(),
-            message);
+      << json::serialize(json::value_from(events_with("Updated")));
+  EXPECT_EQ(events_with("Updated").front().at("message").as_string(), message);
 
   // An unchanged resync: reconciled again, no Event, no write at all.
   const auto events = env.events_about("feedback", "GrafanaAgent", "fb");
