@@ -324,6 +324,60 @@ struct Size {
   std::size_t depth = 0;  // collection levels below and including the value
 };
 
+// The length of the valid UTF-8 sequence at s[i], or 0 when there is none.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  std::size_t n = 0;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF)
+    n = 3;
+  else if (c >= 0xF0 && c <= 0xF4)
+    n = 4;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  }
+  if ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) > 0x9F) ||
+      (c == 0xF0 && b(i + 1) < 0x90) || (c == 0xF4 && b(i + 1) > 0x8F)) {
+    return 0;
+  }
+  return n;
+}
+
+// yaml-cpp decodes the double-quoted escapes \N (U+0085) and \_ (U+00A0) into the single
+// bytes 0x85 and 0xA0, which are not UTF-8. The input is valid UTF-8 (checked before
+// parsing), so such a lone byte in a scalar comes from one of these escapes: it is
+// written as the code point's UTF-8, as Go reads the same escape (found by fuzzing:
+// fuzz/corpus/yaml/regression-nel-escape).
+std::string with_escapes_as_utf8(const std::string& text) {
+  if (std::all_of(text.begin(), text.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    return text;
+  }
+  std::string out;
+  out.reserve(text.size() + 4);
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_sequence(text, i);
+    if (n > 0) {
+      out.append(text, i, n);
+      i += n;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0x85 || c == 0xA0) {
+      out += '\xC2';
+      out += static_cast<char>(c);
+    } else {
+      out += text[i];
+    }
+    ++i;
+  }
+  return out;
+}
+
 class Converter final : public YAML::EventHandler {
  public:
   Converter(const ParseLimits& limits, BoundedInput& input) : limits_(limits), input_(input) {}
@@ -366,7 +420,8 @@ class Converter final : public YAML::EventHandler {
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                const std::string& text) override {
+                const std::string& read) override {
+    const std::string text = with_escapes_as_utf8(read);
     event(mark);
     if (text.size() > limits_.max_scalar_bytes) fail_scalar(mark.pos);
     const Size size{1, text.size(), 0};
