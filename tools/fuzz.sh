@@ -3,6 +3,8 @@
 # and runs them. See fuzz/FUZZING.md.
 #
 #   tools/fuzz.sh [TARGET|all] [SECONDS]     default: all, 20 s each
+#   tools/fuzz.sh [TARGET|all] replay        run every seed (regression seeds included)
+#                                            once: deterministic, what CI runs
 #   tools/fuzz.sh --list                     the target names
 #
 # Each target starts from its seed corpus fuzz/corpus/TARGET/ (read only) plus what
@@ -56,9 +58,16 @@ for t in "${targets[@]}"; do
   [ "$t" != http_response ] || max_len=8192
   set +e
   # shellcheck disable=SC2086
-  "$build/bin/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if [ "$seconds" = replay ]; then
+    mode=(-runs=0)
+    corpora=("$root/fuzz/corpus/$t")
+  else
+    mode=(-max_total_time="$seconds")
+    corpora=("$work" "$root/fuzz/corpus/$t")
+  fi
+  "$build/bin/fuzz_$t" "${mode[@]}" -timeout=10 -rss_limit_mb=2048 \
     -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$artifacts/" ${FUZZ_OPTIONS:-} \
-    "$work" "$root/fuzz/corpus/$t" >"$log" 2>&1
+    "${corpora[@]}" >"$log" 2>&1
   rc=$?
   set -e
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

@@ -7,7 +7,9 @@
 #   2. asan preset (AddressSanitizer + UndefinedBehaviorSanitizer): the unit, sim and
 #      integration tests
 #   3. tsan preset (ThreadSanitizer): the net and runtime tests
-#   4. fuzz smoke: every libFuzzer target for 20 s (tools/fuzz.sh)
+#   4. fuzz smoke: every libFuzzer target over its seed corpus, regression seeds
+#      included (tools/fuzz.sh all replay; deterministic: exploring for new inputs is
+#      tools/fuzz.sh all SECONDS, run outside CI, see fuzz/FUZZING.md)
 #
 # Extra arguments go to the ctest of stage 1 and skip stages 2-4 (tools/test.sh -R
 # informer, tools/test.sh -L unit). AOP_TEST_QUICK=1 also runs stage 1 only: for a quick
@@ -71,6 +73,6 @@ for t in "${tsan_tests[@]}"; do
   "$root/build/tsan/tests/$t" --gtest_brief=1
 done
 
-stage "4/4 fuzz smoke, 20 s per target"
-"$root/tools/fuzz.sh" all 20
+stage "4/4 fuzz smoke, every seed of every target"
+"$root/tools/fuzz.sh" all replay
 stage "done"
