@@ -170,6 +170,39 @@ std::string hex_code_point(std::uint32_t cp) {
   return buf;
 }
 
+// The length of the valid UTF-8 sequence at s[i] (1 for ASCII), with its code point in
+// cp; 0 when the bytes there are not UTF-8 (overlong forms, surrogates and code points
+// past U+10FFFF included).
+std::size_t utf8_sequence(std::string_view s, std::size_t i, std::uint32_t& cp) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t len = 0;
+  if (c < 0x80) {
+    cp = c;
+    return 1;
+  }
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+    cp = c & 0x1Fu;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    cp = c & 0x0Fu;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    cp = c & 0x07u;
+  }
+  if (len == 0 || i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0u) != 0x80u) return 0;
+    cp = (cp << 6) | (cc & 0x3Fu);
+  }
+  if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+      (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return 0;
+  }
+  return len;
+}
+
 Result<void> check_encoding(std::string_view text) {
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
   const auto starts = [&](std::initializer_list<unsigned char> bom) {
@@ -209,29 +242,9 @@ Result<void> check_encoding(std::string_view text) {
       ++i;
       continue;
     }
-    std::size_t len = 0;
     std::uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-      cp = c & 0x1Fu;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      cp = c & 0x0Fu;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      cp = c & 0x07u;
-    }
-    bool valid = len != 0 && i + len <= n;
-    for (std::size_t k = 1; valid && k < len; ++k) {
-      const unsigned char cc = byte(i + k);
-      valid = (cc & 0xC0u) == 0x80u;
-      cp = (cp << 6) | (cc & 0x3Fu);
-    }
-    if (valid) {
-      valid = !((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-                (cp >= 0xD800 && cp <= 0xDFFF));
-    }
-    if (!valid) return make_error("the input is not valid UTF-8 at " + position(text, i));
+    const std::size_t len = utf8_sequence(text, i, cp);
+    if (len == 0) return make_error("the input is not valid UTF-8 at " + position(text, i));
     // C1 controls other than NEL, and the two non-characters YAML excludes.
     if ((cp >= 0x80 && cp <= 0x9F && cp != 0x85) || cp == 0xFFFE || cp == 0xFFFF) {
       return make_error("the input contains the control character " + hex_code_point(cp) + " at " +
@@ -324,29 +337,6 @@ struct Size {
   std::size_t depth = 0;  // collection levels below and including the value
 };
 
-// The length of the valid UTF-8 sequence at s[i], or 0 when there is none.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  std::size_t n = 0;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF)
-    n = 2;
-  else if (c >= 0xE0 && c <= 0xEF)
-    n = 3;
-  else if (c >= 0xF0 && c <= 0xF4)
-    n = 4;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  }
-  if ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) > 0x9F) ||
-      (c == 0xF0 && b(i + 1) < 0x90) || (c == 0xF4 && b(i + 1) > 0x8F)) {
-    return 0;
-  }
-  return n;
-}
-
 // yaml-cpp decodes the double-quoted escapes \N (U+0085) and \_ (U+00A0) into the single
 // bytes 0x85 and 0xA0, which are not UTF-8. The input is valid UTF-8 (checked before
 // parsing), so such a lone byte in a scalar comes from one of these escapes: it is
@@ -360,7 +350,8 @@ std::string with_escapes_as_utf8(const std::string& text) {
   std::string out;
   out.reserve(text.size() + 4);
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t n = utf8_sequence(text, i);
+    std::uint32_t cp = 0;
+    const std::size_t n = utf8_sequence(text, i, cp);
     if (n > 0) {
       out.append(text, i, n);
       i += n;

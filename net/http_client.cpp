@@ -24,9 +24,9 @@
 #include "net/detail/http_stream_impl.hpp"
 #include "net/detail/tls_context.hpp"
 #include "net/detail/watchdog.hpp"
-#include "net/redact.hpp"
 #include "net/error.hpp"
 #include "net/log.hpp"
+#include "net/redact.hpp"
 
 namespace aop::net {
 namespace {
