@@ -1461,7 +1461,10 @@ class Emitter {
       emit_collection(v, 0, /*in_sequence_item=*/false);
     } else {
       write_scalar(v, /*content_indent=*/opt_.indent, /*simple_key=*/false);
-      out_ += '\n';
+      // A literal block already ends its last line; another break would be read back as
+      // content of a keep-chomped (`|+`) block.
+      if (!literal_ended_line_) out_ += '\n';
+      literal_ended_line_ = false;
     }
     return std::move(out_);
   }

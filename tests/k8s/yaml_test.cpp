@@ -236,6 +236,24 @@ TEST(YamlEmit, MultiLineStringsAreLiteralBlocks) {
   EXPECT_EQ(emit_config(v), expected);
 }
 
+// A top-level string that ends in two line breaks is a keep-chomped block whose last
+// break is its own: the document adds none, or the value would read back with three.
+TEST(YamlEmit, TopLevelKeepBlockReadsBackUnchanged) {
+  const json::value v = "singl.n'\n\n";
+  const std::string text = emit(v);
+  EXPECT_EQ(text, "|+\n    singl.n'\n\n");
+  const auto again = parse(text);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, v);
+  // The same for a clipped and a stripped block.
+  for (const char* w : {"ends\n", "a\nb"}) {
+    const json::value expected = w;
+    const auto back = parse(emit(expected));
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back, expected);
+  }
+}
+
 TEST(YamlEmit, NumbersAsGoFloat64InConfigMode) {
   const auto v = json::parse(R"({"a":100000,"b":1000000,"c":1048576,"d":0.00001,"e":2.5})");
   EXPECT_EQ(emit_config(v), "a: 100000\nb: 1e+06\nc: 1.048576e+06\nd: 1e-05\ne: 2.5\n");
