@@ -66,7 +66,8 @@ struct DecodedWatchEvent {
   // That member encoded with the decoder's transform, when it is a JSON object and
   // the type is not ERROR.
   ObjectPtr object;
-  // For ERROR: the member as JSON (a metav1.Status), untransformed.
+  // For ERROR: the member as JSON (a metav1.Status), untransformed, when it is a JSON
+  // object; null otherwise (a Status that is not an object says nothing a client uses).
   boost::json::value status;
 };
 

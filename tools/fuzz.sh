@@ -4,7 +4,11 @@
 #
 #   tools/fuzz.sh [TARGET|all] [SECONDS]     default: all, 20 s each
 #   tools/fuzz.sh [TARGET|all] replay        run every seed (regression seeds included)
-#                                            once: deterministic, what CI runs
+#                                            once
+#   tools/fuzz.sh [TARGET|all] smoke         every seed, then a fixed number of mutations
+#                                            from a fixed random seed (about 5-10 s per
+#                                            target): what CI runs, and the same inputs
+#                                            on every run of one build
 #   tools/fuzz.sh --list                     the target names
 #
 # Each target starts from its seed corpus fuzz/corpus/TARGET/ (read only) plus what
@@ -61,6 +65,21 @@ for t in "${targets[@]}"; do
   if [ "$seconds" = replay ]; then
     mode=(-runs=0)
     corpora=("$root/fuzz/corpus/$t")
+  elif [ "$seconds" = smoke ]; then
+    # Executions rather than seconds, from a fresh corpus directory: what is tried does
+    # not depend on the machine's speed or on earlier runs. The counts give each target
+    # 5-10 s at the rates of the long run below (FUZZING.md).
+    case "$t" in
+      http_response) runs=1500 ;;
+      kubeconfig) runs=6000 ;;
+      yaml | telegraf_annotation | field_selector) runs=20000 ;;
+      *) runs=50000 ;;
+    esac
+    mode=(-seed=1 -runs="$runs")
+    work="$build/smoke/$t"
+    rm -rf "$work"
+    mkdir -p "$work"
+    corpora=("$work" "$root/fuzz/corpus/$t")
   else
     mode=(-max_total_time="$seconds")
     corpora=("$work" "$root/fuzz/corpus/$t")

@@ -8,8 +8,9 @@
 #      integration tests
 #   3. tsan preset (ThreadSanitizer): the net and runtime tests
 #   4. fuzz smoke: every libFuzzer target over its seed corpus, regression seeds
-#      included (tools/fuzz.sh all replay; deterministic: exploring for new inputs is
-#      tools/fuzz.sh all SECONDS, run outside CI, see fuzz/FUZZING.md)
+#      included, then a fixed number of mutations from a fixed random seed
+#      (tools/fuzz.sh all smoke: the same inputs on every run of one build; longer
+#      exploration is tools/fuzz.sh all SECONDS, see fuzz/FUZZING.md)
 #
 # Extra arguments go to the ctest of stage 1 and skip stages 2-4 (tools/test.sh -R
 # informer, tools/test.sh -L unit). AOP_TEST_QUICK=1 also runs stage 1 only: for a quick
@@ -73,6 +74,6 @@ for t in "${tsan_tests[@]}"; do
   "$root/build/tsan/tests/$t" --gtest_brief=1
 done
 
-stage "4/4 fuzz smoke, every seed of every target"
-"$root/tools/fuzz.sh" all replay
+stage "4/4 fuzz smoke: every seed, then fixed-seed mutations, of every target"
+"$root/tools/fuzz.sh" all smoke
 stage "done"

@@ -288,6 +288,19 @@ TEST(WatchDecoder, ErrorEventsCarryTheWholeStatus) {
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].status, bare);
   }
+  // A Status that is not a JSON object is no Status: null, whatever the order (found by
+  // fuzzing: regression-error-status-not-an-object).
+  for (const bool type_first : {true, false}) {
+    const std::string text =
+        type_first ? R"({"type":"ERROR","object":"v0"})" : R"({"object":"v0","type":"ERROR"})";
+    WatchDecoder d(Transform{}, kSecretKind);
+    std::vector<DecodedWatchEvent> out;
+    ASSERT_FALSE(d.feed(text, out));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].type, "ERROR");
+    EXPECT_TRUE(out[0].has_object);
+    EXPECT_TRUE(out[0].status.is_null());
+  }
   // An object whose type comes after it still gets them, once it is known to be one.
   WatchDecoder d(Transform{}, kSecretKind);
   std::vector<DecodedWatchEvent> out;
