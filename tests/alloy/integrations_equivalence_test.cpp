@@ -684,8 +684,15 @@ void compare_root(const test::Root& r, const agent::Options& options, const std:
       expect_autoscrape(m.integration, config, *tree, *g, label, where, n);
     }
     // Every kept Integration of the hybrid static config was compared: nothing else runs
-    // there.
+    // there; the rest of that config is the static one, unchanged.
     if (hybrid) {
+      for (const auto& [k, v] : tree->get_object()) {
+        if (k == "integrations") continue;
+        const value* same = hybrid->get_object().if_contains(k);
+        ASSERT_NE(same, nullptr) << k;
+        EXPECT_TRUE(same_json(*same, v)) << k;
+      }
+      EXPECT_EQ(hybrid->get_object().size(), tree->get_object().size());
       for (const auto& [k, v] : hybrid->at("integrations").get_object()) {
         if (k == "metrics") continue;
         EXPECT_EQ(v.get_array().size(), next_kept[std::string(k)]) << k;
