@@ -38,7 +38,6 @@
 namespace aop::alloy {
 namespace {
 
-namespace fs = std::filesystem;
 using boost::json::array;
 using boost::json::object;
 using boost::json::value;
@@ -978,18 +977,7 @@ spec:
 )yaml";
 
 TEST(IntegrationsEquivalence, EveryStaticInputHasTheSamePipelinesInAlloy) {
-  std::vector<std::pair<std::string, std::string>> inputs;
-  for (const auto& e : fs::directory_iterator(fs::path(AOP_SOURCE_DIR) / "tests/agent/golden")) {
-    if (fs::exists(e.path() / "input.yaml")) {
-      inputs.emplace_back(e.path().filename().string(), test::read(e.path() / "input.yaml"));
-    }
-  }
-  std::sort(inputs.begin(), inputs.end());
-  std::string examples;
-  for (const auto& e : fs::directory_iterator(fs::path(AOP_SOURCE_DIR) / "deploy/examples")) {
-    if (e.path().extension() == ".yaml") examples += test::read(e.path()) + "\n---\n";
-  }
-  inputs.emplace_back("deploy/examples", examples);
+  auto inputs = test::static_inputs();
   inputs.emplace_back("every integration", std::string(kEveryIntegration));
   Counts n;
   for (const auto compat : {agent::Compat::upstream, agent::Compat::fixed}) {

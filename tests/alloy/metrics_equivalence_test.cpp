@@ -29,7 +29,6 @@
 namespace aop::alloy {
 namespace {
 
-namespace fs = std::filesystem;
 using boost::json::object;
 using boost::json::value;
 using test::expect_same_value;
@@ -448,15 +447,8 @@ stringData:
 )yaml";
 
 TEST(MetricsEquivalence, EveryStaticInputHasTheSamePipelinesInAlloy) {
-  std::vector<fs::path> inputs;
-  for (const auto& e : fs::directory_iterator(fs::path(AOP_SOURCE_DIR) / "tests/agent/golden")) {
-    if (fs::exists(e.path() / "input.yaml")) inputs.push_back(e.path() / "input.yaml");
-  }
-  std::sort(inputs.begin(), inputs.end());
-  std::string examples;
-  for (const auto& e : fs::directory_iterator(fs::path(AOP_SOURCE_DIR) / "deploy/examples")) {
-    if (e.path().extension() == ".yaml") examples += test::read(e.path()) + "\n---\n";
-  }
+  auto inputs = test::static_inputs();
+  inputs.emplace_back("hostile strings", std::string(kHostile));
   Counts n;
   std::size_t roots = 0;
   std::size_t failed = 0;
@@ -489,9 +481,7 @@ TEST(MetricsEquivalence, EveryStaticInputHasTheSamePipelinesInAlloy) {
         expect_equivalent(*tree, c, r.ns(), r.name(), root.replica_label, n);
       }
     };
-    for (const auto& in : inputs) each(in.parent_path().filename().string(), test::read(in));
-    each("deploy/examples", examples);
-    each("hostile strings", std::string(kHostile));
+    for (const auto& [what, yaml] : inputs) each(what, yaml);
   }
   // What was compared, so that a change that compares nothing fails.
   EXPECT_GE(roots, 50U);

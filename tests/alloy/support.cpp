@@ -132,6 +132,22 @@ const check::SourceFile* file(const std::vector<check::SourceFile>& files, std::
   return nullptr;
 }
 
+std::vector<std::pair<std::string, std::string>> static_inputs() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : fs::directory_iterator(fs::path(AOP_SOURCE_DIR) / "tests/agent/golden")) {
+    if (fs::exists(e.path() / "input.yaml")) {
+      out.emplace_back(e.path().filename().string(), read(e.path() / "input.yaml"));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  std::string examples;
+  for (const auto& e : fs::directory_iterator(fs::path(AOP_SOURCE_DIR) / "deploy/examples")) {
+    if (e.path().extension() == ".yaml") examples += read(e.path()) + "\n---\n";
+  }
+  out.emplace_back("deploy/examples", std::move(examples));
+  return out;
+}
+
 fs::path worked_example() {
   return fs::path(AOP_SOURCE_DIR) / "tests/alloy/golden/worked_example";
 }

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/json/value.hpp>
@@ -65,6 +66,10 @@ std::vector<check::Violation> check_packed(const std::vector<File>& files, const
 std::string problems_text(const std::vector<TranslationProblem>& ps);
 
 const check::SourceFile* file(const std::vector<check::SourceFile>& files, std::string_view key);
+
+// The static backend's test inputs, as (name, multi-document YAML): each golden
+// directory's input.yaml in name order, then deploy/examples as one input.
+std::vector<std::pair<std::string, std::string>> static_inputs();
 
 // The golden directory of the worked example.
 std::filesystem::path worked_example();
