@@ -669,6 +669,18 @@ void compare_root(const test::Root& r, const agent::Options& options, const std:
       ASSERT_TRUE(g.has_value()) << "translated, yet no Alloy configuration";
       if (m.integration == "eventhandler") {
         expect_eventhandler(config, *tree, *g, label, where);
+        // Settings without an equivalent are reported, by field.
+        for (const char* k : {"send_timeout", "informer_resync", "flush_interval", "cache_path"}) {
+          if (!config.contains(k)) continue;
+          EXPECT_TRUE(
+              std::any_of(c.problems.begin(), c.problems.end(),
+                          [&](const auto& p) {
+                            return p.cls == ProblemClass::c && p.ns == m.ns && p.name == m.name &&
+                                   p.message.rfind(std::string("spec.config.") + k + ":", 0) == 0;
+                          }))
+              << k << "\n"
+              << test::problems_text(c.problems);
+        }
         ++n.translated;
         n.components.insert("eventhandler");
         continue;
