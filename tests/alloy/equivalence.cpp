@@ -127,8 +127,9 @@ void expect_fields(const object& want, const check::Block& got, std::initializer
   std::size_t attributes = 0;
   for (const auto& [k, v] : want) {
     if (std::find(nested.begin(), nested.end(), k) != nested.end()) continue;
-    const auto* key = std::find_if(keys.begin(), keys.end(),
-                                   [&](const Key& x) { return x.from == std::string_view(k); });
+    const std::string_view name = k;
+    const auto* key =
+        std::find_if(keys.begin(), keys.end(), [&](const Key& x) { return x.from == name; });
     if (key == keys.end()) {
       ADD_FAILURE() << where << ": static key " << k << " is not in the mapping table";
       continue;

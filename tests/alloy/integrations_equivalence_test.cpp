@@ -187,7 +187,7 @@ void expect_arguments(const std::string& integration, const object& config,
   for (const auto& [k, v] : config) {
     const std::string key(k);
     if (key == "autoscrape" || key == "instance" || key == "extra_labels") continue;
-    const std::string at = where + "." + key;
+    const std::string at = std::string(where).append(".").append(key);
     ++n.arguments;
     // Keys that become blocks of their own.
     if (integration == "process_exporter" && key == "process_names") {
@@ -413,7 +413,8 @@ void expect_autoscrape(const std::string& integration, const object& config, con
     for (const auto& k : keys) {
       r = next();
       ASSERT_NE(r, nullptr);
-      expect_constant(*r, k, text(extra->get_object().at(k)), where + " extra " + k);
+      expect_constant(*r, k, text(extra->get_object().at(k)),
+                      std::string(where).append(" extra ").append(k));
     }
   }
   const value* user = autoscrape.if_contains("relabel_configs");

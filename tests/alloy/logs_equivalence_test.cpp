@@ -381,7 +381,8 @@ void expect_equivalent(const value& tree, const AlloyConfig& c, const std::strin
       const object& job = jv.get_object();
       const std::string job_name = text(job.at("job_name"));
       SCOPED_TRACE(job_name);
-      const std::string label = ident("logs", job_name, iname + "/" + job_name);
+      const std::string label =
+          ident("logs", job_name, std::string(iname).append("/").append(job_name));
       const check::Block* relabel = g.component("discovery.relabel", label);
       if (relabel == nullptr) {
         // Skipped: a class-A record on its PodLogs (by the generated job name) or on the
@@ -425,7 +426,8 @@ void expect_equivalent(const value& tree, const AlloyConfig& c, const std::strin
       EXPECT_EQ(refs(*source, "forward_to"),
                 std::vector<std::string>{"loki.process." + label + ".receiver"});
       // The static agent's promtail positions of this instance.
-      expect_attr(*source, "legacy_positions_file", value(positions + "/" + iname + ".yml"),
+      expect_attr(*source, "legacy_positions_file",
+                  value(std::string(positions).append("/").append(iname).append(".yml")),
                   "loki.source.file");
       EXPECT_EQ(source->attributes.size(), 3U);
 

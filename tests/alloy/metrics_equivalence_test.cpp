@@ -218,7 +218,8 @@ void expect_equivalent(const value& tree, const AlloyConfig& c, const std::strin
       // Two instances may hold jobs of the same name (a monitor both select): each has its
       // own pipeline, labelled by instance and job.
       const check::Block* found =
-          g.component("prometheus.scrape", ident("scrape", job_name, iname + "/" + job_name));
+          g.component("prometheus.scrape",
+                      ident("scrape", job_name, std::string(iname).append("/").append(job_name)));
       if (found == nullptr) {
         // Skipped: a class-A record on its member must say so (a ServiceMonitor,
         // PodMonitor or Probe named in the job name, else the MetricsInstance of an
