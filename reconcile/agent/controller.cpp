@@ -83,6 +83,42 @@ bool is_workload(Kind kind) {
   return kind == Kind::stateful_set || kind == Kind::daemon_set || kind == Kind::deployment;
 }
 
+// "5m3s".
+std::string short_duration(std::chrono::seconds d) {
+  const auto s = d.count();
+  std::string out;
+  if (s >= 3600) out += std::to_string(s / 3600) + "h";
+  if (s >= 60) out += std::to_string(s / 60 % 60) + "m";
+  return out + std::to_string(s % 60) + "s";
+}
+
+// What the root's status says of a switch in progress: the Backend condition it has, and
+// how long it has been Switching (at `now`). From the cluster, not from memory: an
+// operator restarted, or a new leader, picks up where the last one was.
+SwitchProgress switch_progress(const k8s::Object& root, net::WallTime now) {
+  SwitchProgress out;
+  const auto conditions = root.at({"status", "conditions"});
+  if (!conditions || !conditions->is_array()) return out;
+  for (const auto& c : conditions->get_array()) {
+    const auto* o = c.if_object();
+    if (o == nullptr || o->if_contains("type") == nullptr || o->at("type") != "Backend") continue;
+    auto text = [&](std::string_view k) {
+      const auto* v = o->if_contains(k);
+      return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+    };
+    out.previous_reason = text("reason");
+    out.previous_message = text("message");
+    if (out.previous_reason != "Switching") break;
+    const std::string since = text("lastTransitionTime");
+    if (const auto t = runtime::parse_rfc3339(since)) {
+      const auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - *t);
+      out.waited = "since " + since + ", " + short_duration(std::max(waited, {})) + " ago";
+    }
+    break;
+  }
+  return out;
+}
+
 // What the read-and-compute step came to.
 struct Planned {
   RootPlan plan;
@@ -130,6 +166,7 @@ struct AgentController::Impl {
   runtime::DependencyIndex index;
   std::unique_ptr<runtime::ApplyEngine> engine;
   std::unique_ptr<runtime::StatusWriter> status;
+  std::function<net::WallTime()> wall_now;  // the status writer's (lastTransitionTime)
   std::unique_ptr<RootEvents> events;
   std::unique_ptr<runtime::Controller> controller;
 
@@ -181,7 +218,7 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
     k8s::KindCache* kc = cache(k, true, k == Kind::secret, managed_by_selector());
     kc->add_index(std::string(runtime::kOwnerUidIndex), runtime::owner_uid_index());
     owned[k] = kc;
-    if (k != Kind::secret && k != Kind::service) caches.workloads[k] = kc;
+    if (k != Kind::secret) caches.workloads[k] = kc;
     object_cache.add(gvk(k), *kc);
   }
 
@@ -195,6 +232,7 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
 
   runtime::StatusWriterOptions so;
   so.may_write = ctx.may_write;
+  wall_now = so.now;
   status = std::make_unique<runtime::StatusWriter>(*ctx.client, std::move(so));
   events = std::make_unique<RootEvents>(ctx.events, controller_name());
 
@@ -308,7 +346,10 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
   // Our own last writes must be visible in the owned caches before deciding again, or a
   // reconcile triggered by those very writes would create what exists (409 AlreadyExists)
   // or update from a stale resourceVersion (409 Conflict).
-  if (!engine->caches_caught_up(key)) co_return ReconcileResult::requeue(kCatchUpRetry);
+  if (!engine->caches_caught_up(key) ||
+      !engine->caches_caught_up(key + std::string(kOldObjectsSuffix))) {
+    co_return ReconcileResult::requeue(kCatchUpRetry);
+  }
 
   // Compute.
   const Planned planned = co_await read_and_plan(key, root);
@@ -323,10 +364,24 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
     if (applied->write_blocked) co_return ReconcileResult::ok();
   }
 
-  // Status.
   const runtime::ApplyReport* report = applied ? &*applied : nullptr;
   const std::vector<WorkloadState> workloads = workload_states(plan, report);
-  RootStatus status = root_status(plan, report, workloads, planned.read_error);
+
+  // Switch: the other backend's objects go once every workload of this one is ready
+  // (readiness as the Ready condition judges it), never before.
+  std::optional<runtime::ApplyReport> retired;
+  if (applied && applied->ok() && !plan.old_objects.plan.steps.empty() &&
+      readiness(workloads).ready) {
+    retired = co_await engine->apply(plan.old_objects.plan);
+    events->applied(*root, *retired);
+    if (retired->write_blocked) co_return ReconcileResult::ok();
+  }
+
+  // Status.
+  SwitchProgress progress = switch_progress(*root, wall_now());
+  progress.retired = retired ? &*retired : nullptr;
+  RootStatus status = root_status(plan, report, workloads, planned.read_error, progress);
+  for (auto& e : status.events) events->normal(*root, std::move(e.reason), std::move(e.message));
   co_return co_await write_status(key, root, plan, std::move(status));
 }
 

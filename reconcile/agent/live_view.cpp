@@ -18,7 +18,8 @@ k8s::KindCache* LiveCaches::of(Kind kind) const {
       return config_maps;
     case Kind::stateful_set:
     case Kind::daemon_set:
-    case Kind::deployment: {
+    case Kind::deployment:
+    case Kind::service: {
       const auto it = workloads.find(kind);
       return it == workloads.end() ? nullptr : it->second;
     }

@@ -44,11 +44,11 @@ struct LiveCaches {
   k8s::KindCache* namespaces = nullptr;     // metadata-only
   k8s::KindCache* secrets = nullptr;        // metadata-only, every Secret
   k8s::KindCache* config_maps = nullptr;    // metadata-only, every ConfigMap
-  // The operator's own workloads (managed-by label), full objects: the backend choice
-  // looks for a root's static-mode workloads.
+  // The operator's own workloads and Services (managed-by label), full objects: a root
+  // switching backends looks for the other backend's objects.
   std::map<Kind, k8s::KindCache*> workloads;
 
-  // members, namespaces, secrets, config maps or workloads
+  // members, namespaces, secrets, config maps, workloads or Services
   k8s::KindCache* of(Kind kind) const;
 };
 

@@ -4,6 +4,7 @@
 #include "reconcile/agent/pipeline.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <boost/json/serialize.hpp>
 
@@ -35,6 +36,8 @@ std::string_view stage_name(Stage stage) {
       return "build objects";
     case Stage::plan_apply:
       return "plan apply";
+    case Stage::old_objects:
+      return "old objects";
   }
   return "unknown";
 }
@@ -80,61 +83,109 @@ StageFailure root_refusal(const std::vector<Problem>& problems, bool references_
 
 }  // namespace
 
-Outcome<BackendChoice> choose_backend(const GrafanaAgent& agent, const ClusterView& view,
-                                      const Options& options) {
+Outcome<BackendChoice> choose_backend(const GrafanaAgent& agent, const Options& options) {
   Outcome<BackendChoice> out;
   out.value.backend = options.backend;
   const auto it = agent.metadata.annotations.find(kBackendAnnotation);
-  if (it != agent.metadata.annotations.end()) {
-    if (it->second == "static") {
-      out.value.backend = Backend::static_mode;
-    } else if (it->second == "alloy") {
-      out.value.backend = Backend::alloy;
-    } else {
-      out.failure = StageFailure{Stage::choose_backend, runtime::Errc::invalid_backend,
-                                 "annotation " + std::string(kBackendAnnotation) + ": " +
-                                     boost::json::serialize(boost::json::value(it->second)) +
-                                     " is not static or alloy"};
-      return out;
-    }
+  if (it == agent.metadata.annotations.end()) return out;
+  if (it->second == "static") {
+    out.value.backend = Backend::static_mode;
+  } else if (it->second == "alloy") {
+    out.value.backend = Backend::alloy;
+  } else {
+    out.failure = StageFailure{Stage::choose_backend, runtime::Errc::invalid_backend,
+                               "annotation " + std::string(kBackendAnnotation) + ": " +
+                                   boost::json::serialize(boost::json::value(it->second)) +
+                                   " is not static or alloy"};
   }
-  if (out.value.backend != Backend::alloy) return out;
-  // The static backend's workloads of this root: its StatefulSets, DaemonSets and
-  // Deployments not labelled as the Alloy backend's, controlled by it.
-  bool static_workloads = false;
+  return out;
+}
+
+namespace {
+
+bool is_label(const k8s::Object& o, std::string_view key, std::string_view value) {
+  return o.label(key) == std::optional<std::string_view>(value);
+}
+
+// Whether `o` (of `kind`) is one of the objects backend `old` keeps for the root named
+// `n` with UID `uid` (pipeline.hpp, old objects), desired or not.
+bool belongs_to_backend(const std::string& uid, const std::string& n, Backend old, Kind kind,
+                        const k8s::Object& o) {
+  if (!is_label(o, kManagedByKey, kManagedByValue)) return false;
+  const bool workload =
+      kind == Kind::stateful_set || kind == Kind::daemon_set || kind == Kind::deployment;
+  const auto refs = o.owner_references();
+  const bool owned = std::any_of(refs.begin(), refs.end(), [&](const auto& ref) {
+    return ref.uid == uid && (ref.controller || !workload);
+  });
+  if (!owned) return false;
+  const bool alloy = is_label(o, kBackendLabel, "alloy");
+  if (old == Backend::alloy) return alloy && is_label(o, kAgentNameLabel, n);
+  if (alloy) return false;
+  const std::string_view name = o.name();
+  switch (kind) {
+    case Kind::secret:
+      return name == n + "-config" || name == n + "-logs-config" ||
+             name == n + "-integrations-deploy-config" || name == n + "-integrations-ds-config";
+    case Kind::service:
+      return name == n + "-operated";
+    case Kind::daemon_set:
+      return name == n + "-logs" || name == n + "-integrations-ds";
+    case Kind::deployment:
+      return name == n + "-integrations-deploy";
+    case Kind::stateful_set:
+      return is_label(o, kAgentNameLabel, n);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Outcome<OldObjects> find_old_objects(const GrafanaAgent& agent, Backend effective,
+                                     const ClusterView& view, const runtime::ApplyPlan& desired) {
+  Outcome<OldObjects> out;
+  OldObjects& old = out.value;
+  old.backend = effective == Backend::alloy ? Backend::static_mode : Backend::alloy;
+  old.plan.root = desired.root + std::string(kOldObjectsSuffix);
+  if (agent.metadata.uid.empty()) return out;
+  const std::string& ns = agent.metadata.ns;
   const k8s::LabelSelector any;
-  for (const Kind kind : {Kind::stateful_set, Kind::daemon_set, Kind::deployment}) {
-    auto listed = view.list(kind, agent.metadata.ns, any, [&](const ListedObject& o) {
-      const auto& c = o.compact;
-      if (c.label(kManagedByKey) != std::optional<std::string_view>(kManagedByValue) ||
-          c.label(kAgentNameLabel) != std::optional<std::string_view>(agent.metadata.name) ||
-          c.label(kBackendLabel) == std::optional<std::string_view>("alloy")) {
-        return;
-      }
-      for (const auto& ref : c.owner_references()) {
-        if (ref.controller && !agent.metadata.uid.empty() && ref.uid == agent.metadata.uid) {
-          static_workloads = true;
-        }
-      }
+  // Deletion order: the workloads first (their pods stop reading the rest), then the
+  // Services, then the config Secrets.
+  const std::string& uid = agent.metadata.uid;
+  const std::string& name = agent.metadata.name;
+  for (const Kind kind :
+       {Kind::stateful_set, Kind::daemon_set, Kind::deployment, Kind::service, Kind::secret}) {
+    const auto gk = runtime::GroupKind::of(gvk(kind));
+    std::set<std::string, std::less<>> found;
+    auto listed = view.list(kind, ns, any, [&](const ListedObject& l) {
+      const k8s::Object& o = l.compact;
+      if (o.ns() != ns || !belongs_to_backend(uid, name, old.backend, kind, o)) return;
+      k8s::ObjectKey key{ns, std::string(o.name())};
+      if (desired.find(gk, key) != nullptr) return;
+      found.insert(key.name);
+      old.objects.emplace_back(kind, std::move(key));
     });
     if (!listed) {
-      out.failure = StageFailure{Stage::choose_backend, runtime::Errc::discovery_failed,
-                                 "listing the root's workloads: " + listed.error().message};
+      out.failure = StageFailure{
+          Stage::old_objects, runtime::Errc::discovery_failed,
+          "listing the objects of the root's other backend: " + listed.error().message};
+      old.plan.steps.clear();
       return out;
     }
-  }
-  if (static_workloads) {
-    out.value.backend = Backend::static_mode;
-    out.value.held =
-        "the Alloy backend is selected but the root runs on Grafana Agent static-mode "
-        "workloads; switching a running root is not supported yet, so it stays on static "
-        "(delete its workloads, or the root, to deploy it with Alloy)";
-    out.problems.push_back(
-        make_problem(Kind::grafana_agent, {agent.metadata.ns, agent.metadata.name},
-                     it != agent.metadata.annotations.end()
-                         ? "metadata.annotations[" + std::string(kBackendAnnotation) + "]"
-                         : std::string(),
-                     out.value.held, Severity::warning));
+    if (found.empty()) continue;
+    runtime::PruneScope scope;
+    scope.kinds = {gvk(kind)};
+    scope.owner_uid = uid;
+    scope.namespaces = {ns};
+    scope.match_labels = {{std::string(kManagedByKey), std::string(kManagedByValue)}};
+    // Exactly what was found, the rule checked again on the object the engine deletes.
+    scope.owned = [found = std::move(found), uid, name, backend = old.backend,
+                   kind](const k8s::Object& o) {
+      return found.contains(o.name()) && belongs_to_backend(uid, name, backend, kind, o);
+    };
+    old.plan.prune(std::move(scope));
   }
   return out;
 }
@@ -181,8 +232,8 @@ HierarchySummary summarize(const Hierarchy& h) {
 }
 
 bool RootPlan::applies() const {
-  return !paused &&
-         (!failure || failure->stage == Stage::assemble || failure->stage == Stage::translate);
+  return !paused && (!failure || failure->stage == Stage::assemble ||
+                     failure->stage == Stage::translate || failure->stage == Stage::old_objects);
 }
 
 namespace {
@@ -236,7 +287,7 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   // must reconcile the root again.
   plan.dependencies.objects = asset_dependencies(discovered.value.hierarchy);
 
-  auto backend = choose_backend(agent.value, in.view, in.options);
+  auto backend = choose_backend(agent.value, in.options);
   gather(plan, backend);
   if (plan.failure) return plan;
   plan.backend = backend.value;
@@ -272,6 +323,12 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   auto applied = plan_apply(std::move(objects.value), plan.root, in.hash_annotation);
   gather(plan, applied);
   plan.apply = std::move(applied.value);
+
+  // Found also after a failure (the status tells what is kept); deleted only after none.
+  auto old = find_old_objects(agent.value, backend.value.backend, in.view, plan.apply);
+  gather(plan, old);
+  plan.old_objects = std::move(old.value);
+  if (plan.failure) plan.old_objects.plan.steps.clear();
   return plan;
 }
 

@@ -35,6 +35,9 @@
 //     │ plan apply        the apply engine's plan, with content hashes
 //     ▼
 //   runtime::ApplyPlan
+//     │ old objects       the other backend's objects of the root (a switch in
+//     ▼                   progress) and the plan deleting them once E is ready
+//   OldObjects
 //
 // Where a root stops (the failure's stage and code):
 //   decode / invalid_spec                   nothing is touched; only an edit of the root
@@ -48,6 +51,8 @@
 //   translate / translation_failed          (Alloy) the assets Secret alone is applied
 //   build_objects / invalid_name            nothing is touched; only an edit of the root
 //                                           (or of the operator's flags) fixes it
+//   old_objects / discovery_failed          E's objects apply, nothing of O is deleted;
+//                                           retried
 // A paused root (spec.paused) is discovered (so it stays watched) and nothing else.
 #pragma once
 
@@ -82,6 +87,7 @@ enum class Stage {
   translate,
   build_objects,
   plan_apply,
+  old_objects,
 };
 std::string_view stage_name(Stage stage);  // "resolve assets"
 
@@ -122,16 +128,13 @@ Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
 
 // choose backend: the root's effective backend, its `operator.agent.grafana.com/backend`
 // annotation (`static` or `alloy`) or else --agent-backend. Any other annotation value
-// fails the stage (invalid backend): nothing is applied or deleted for the root. A root
-// asked to move to Alloy while it runs on static-mode workloads stays on static, with a
-// warning: switching a running root is not supported yet.
+// fails the stage (invalid backend): nothing is applied or deleted for the root.
 struct BackendChoice {
   Backend backend = Backend::static_mode;  // effective
-  std::string held;  // not empty: why the root stays on static though Alloy was asked for
+  bool operator==(const BackendChoice&) const = default;
 };
 inline constexpr std::string_view kBackendAnnotation = "operator.agent.grafana.com/backend";
-Outcome<BackendChoice> choose_backend(const GrafanaAgent& agent, const ClusterView& view,
-                                      const Options& options);
+Outcome<BackendChoice> choose_backend(const GrafanaAgent& agent, const Options& options);
 
 // validate: every value the hierarchy copies into a configuration or an object is checked
 // with the rule of the component that reads it (field_checks.hpp, reconcile/validation),
@@ -182,6 +185,31 @@ Outcome<DesiredObjects> build_objects(const Hierarchy& hierarchy, const AssetSto
 Outcome<runtime::ApplyPlan> plan_apply(DesiredObjects desired, std::string root,
                                        std::string_view hash_annotation);
 
+// old objects: what the other backend (O) left of the root, found in `view`, and the plan
+// that deletes it. A root switches backend by running both side by side: the plan of
+// the effective backend creates its objects next to the old ones, and the old ones go
+// only once every workload of the effective backend is ready (the controller runs
+// `plan` then, never before). O's objects: with O = static, the config Secrets
+// `<A>-config`, `<A>-logs-config`, `<A>-integrations-{deploy,ds}-config`, the Service
+// `<A>-operated`, the DaemonSets `<A>-logs`, `<A>-integrations-ds`, the Deployment
+// `<A>-integrations-deploy` and every StatefulSet labelled with the root's name and not
+// as Alloy's; with O = alloy, every object labelled as the root's Alloy object. Always
+// with the managed-by label and an ownerReference to the root's UID (a controller
+// reference for workloads), and never what `desired` applies (the static integrations
+// workloads of a hybrid Alloy root). `plan` deletes them workloads first, then Services,
+// then Secrets, each with a UID precondition and background propagation. A root without
+// a UID has none (nothing is deleted without an owner to scope by). A failed list fails
+// the stage.
+inline constexpr std::string_view kOldObjectsSuffix = "#old";  // root key of `plan`
+struct OldObjects {
+  Backend backend = Backend::static_mode;  // O
+  std::vector<std::pair<Kind, k8s::ObjectKey>> objects;
+  runtime::ApplyPlan plan;  // root key `<root>#old`
+  bool empty() const { return objects.empty(); }
+};
+Outcome<OldObjects> find_old_objects(const GrafanaAgent& agent, Backend effective,
+                                     const ClusterView& view, const runtime::ApplyPlan& desired);
+
 // ---- the whole pipeline ---------------------------------------------------------------
 
 // Counts for the GrafanaAgent's status.
@@ -213,6 +241,9 @@ struct RootPlan {
   std::vector<WorkloadRef> workloads;
   // The backend chosen (status.backend, condition Backend), when the stage ran.
   std::optional<BackendChoice> backend;
+  // The other backend's objects still there (set with `backend`; after a failure, no
+  // deletion plan).
+  OldObjects old_objects;
   // With the Alloy backend: the AlloyTranslation condition (status, reason, message).
   std::optional<std::array<std::string, 3>> alloy_translation;
   std::optional<StageFailure> failure;

@@ -113,6 +113,12 @@ void RootEvents::applied(const k8s::Object& agent, const runtime::ApplyReport& r
   }
 }
 
+void RootEvents::normal(const k8s::Object& agent, std::string reason, std::string message) {
+  if (recorder_ == nullptr) return;
+  recorder_->record(runtime::event_subject(gvk(Kind::grafana_agent), agent), k8s::EventType::normal,
+                    std::move(reason), std::move(message));
+}
+
 void RootEvents::forget(const std::string& root) {
   invalid_.forget(root);
   const std::lock_guard lock(mutex_);

@@ -43,6 +43,8 @@ class RootEvents {
               const std::vector<Problem>* problems, const std::optional<runtime::Failure>& failure);
   // What the root's apply changed (nothing recorded when it changed nothing).
   void applied(const k8s::Object& agent, const runtime::ApplyReport& report);
+  // A Normal Event on the root (the steps of a switch between backends).
+  void normal(const k8s::Object& agent, std::string reason, std::string message);
   // The root is gone.
   void forget(const std::string& root);
 

@@ -1,5 +1,7 @@
 #include "reconcile/agent/root_status.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 namespace aop::agent {
@@ -74,6 +76,53 @@ std::optional<runtime::Failure> first_error(const RootPlan& plan,
   return std::nullopt;
 }
 
+// status.backend, the Backend condition, and the Events of a switch between backends.
+void backend_status(const RootPlan& plan, std::span<const WorkloadState> workloads,
+                    const SwitchProgress& progress, RootStatus& out) {
+  const Backend effective = plan.backend->backend;
+  const Backend old = plan.old_objects.backend;
+  const std::string e(backend_name(effective));
+  const std::string o(backend_name(old));
+  const std::int64_t generation = plan.generation;
+  auto& su = out.update;
+  su.fields["backend"] = e;
+  if (effective != Backend::alloy) su.removed_conditions.emplace_back("AlloyTranslation");
+  const std::size_t ready = static_cast<std::size_t>(std::count_if(
+      workloads.begin(), workloads.end(), [](const WorkloadState& w) { return !not_ready(w); }));
+  const std::string n = std::to_string(workloads.size());
+  const bool retired = progress.retired != nullptr && progress.retired->ok();
+  if (plan.old_objects.empty() || retired) {
+    su.conditions.push_back({"Backend", "True", effective == Backend::alloy ? "Alloy" : "Static",
+                             effective == Backend::alloy
+                                 ? "deployed with Grafana Alloy"
+                                 : "deployed with Grafana Agent in static mode",
+                             generation});
+    if (retired && progress.retired->deleted > 0) {
+      out.events.push_back({"SwitchCompleted", o + " → " + e + ": all " + n + " " + e +
+                                                   " workload(s) ready; deleted " +
+                                                   std::to_string(progress.retired->deleted) + " " +
+                                                   o + " object(s)"});
+    }
+    return;
+  }
+  const std::string direction = o + " → " + e + ":";
+  std::string message =
+      plan.failure ? direction + " the " + e +
+                         " objects were not all applied (see the Reconciled condition); " + o +
+                         " objects are kept until they are and all are ready"
+                   : direction + " " + std::to_string(ready) + " of " + n + " " + e +
+                         " workload(s) ready; " + o + " objects are kept until all are ready";
+  if (!progress.waited.empty()) message += "; waiting " + progress.waited;
+  su.conditions.push_back({"Backend", "False", "Switching", std::move(message), generation});
+  if (progress.previous_reason != "Switching" ||
+      !progress.previous_message.starts_with(direction)) {
+    out.events.push_back({"SwitchStarted", "switching from " + o + " to " + e + ": the " + e +
+                                               " objects are created next to the " + o +
+                                               " ones, which are kept until every " + e +
+                                               " workload is ready"});
+  }
+}
+
 }  // namespace
 
 WorkloadState workload_state(const WorkloadRef& ref, const k8s::Object* live) {
@@ -125,7 +174,8 @@ Readiness readiness(std::span<const WorkloadState> workloads) {
 
 RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied,
                        std::span<const WorkloadState> workloads,
-                       const std::optional<std::string>& read_error) {
+                       const std::optional<std::string>& read_error,
+                       const SwitchProgress& progress) {
   RootStatus out;
   const std::int64_t generation = plan.generation;
   auto& su = out.update;
@@ -158,19 +208,7 @@ RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied
     const Readiness r = readiness(workloads);
     su.conditions.push_back({"Ready", r.ready ? "True" : "False", r.reason, r.message, generation});
   }
-  if (plan.backend) {
-    const BackendChoice& b = *plan.backend;
-    su.fields["backend"] = backend_name(b.backend);
-    if (!b.held.empty()) {
-      su.conditions.push_back({"Backend", "False", "SwitchNotSupported", b.held, generation});
-    } else {
-      su.conditions.push_back({"Backend", "True", b.backend == Backend::alloy ? "Alloy" : "Static",
-                               b.backend == Backend::alloy
-                                   ? "deployed with Grafana Alloy"
-                                   : "deployed with Grafana Agent in static mode",
-                               generation});
-    }
-  }
+  if (plan.backend) backend_status(plan, workloads, progress, out);
   if (plan.alloy_translation) {
     const auto& [status, reason, message] = *plan.alloy_translation;
     su.conditions.push_back({"AlloyTranslation", status, reason, message, generation});

@@ -6,10 +6,11 @@
 //   conditions        Reconciled (True, or False with a reason and the error) and Ready
 //                     (every workload the root should have exists, has rolled out its
 //                     latest spec and has its replicas ready)
-//                     Backend (True Static/Alloy; False SwitchNotSupported while a root
-//                     asked to move to Alloy stays on its static workloads) and, on
-//                     Alloy, AlloyTranslation (Complete, CompleteWithWarnings, Incomplete,
-//                     Failed)
+//                     Backend (True Static/Alloy once no object of the other backend is
+//                     left; False Switching while the other backend's objects are kept
+//                     until every workload of the effective one is ready) and, on Alloy
+//                     only, AlloyTranslation (Complete, CompleteWithWarnings, Incomplete,
+//                     Failed; removed on static)
 //   observedGeneration, backend (static or alloy)
 //   metricsInstances, serviceMonitors, podMonitors, probes, logsInstances, podLogs,
 //   integrations      counts of the discovered hierarchy (a monitor selected by two
@@ -72,8 +73,29 @@ struct Readiness {
 // `kubectl rollout status` requires) and it has all its replicas ready.
 Readiness readiness(std::span<const WorkloadState> workloads);
 
+// Where a switch between backends stands, beyond the plan.
+struct SwitchProgress {
+  // The report of this reconcile's deletion of the other backend's objects (nullptr: it
+  // did not run, the effective backend's workloads are not all ready).
+  const runtime::ApplyReport* retired = nullptr;
+  // How long the switch has waited ("since <time>, <duration>"), when known.
+  std::string waited;
+  // The Backend condition the root had (reason and message), to tell a switch that
+  // starts from one in progress.
+  std::string previous_reason;
+  std::string previous_message;
+};
+
+// A Normal Event on the root.
+struct NormalEvent {
+  std::string reason;
+  std::string message;
+};
+
 struct RootStatus {
   runtime::StatusUpdate update;  // conditions and fields to write
+  // Steps of a switch between backends: SwitchStarted, SwitchCompleted.
+  std::vector<NormalEvent> events;
   // The error the reconcile ends with (also the reason of its Warning Event).
   std::optional<runtime::Failure> error;
   // Discovery succeeded: the plan's problems are the root's current problems.
@@ -86,6 +108,7 @@ struct RootStatus {
 // every workload of plan.workloads.
 RootStatus root_status(const RootPlan& plan, const runtime::ApplyReport* applied,
                        std::span<const WorkloadState> workloads,
-                       const std::optional<std::string>& read_error);
+                       const std::optional<std::string>& read_error,
+                       const SwitchProgress& progress = {});
 
 }  // namespace aop::agent

@@ -210,7 +210,17 @@ agent::Outcome<AlloyDesired> build_root(const agent::Hierarchy& h, const agent::
     }
   }
   for (auto& w : agent::integrations_workloads(hybrid)) workloads.push_back(std::move(w));
-  if (!agent::append_integrations(hybrid, static_configs, options, steps)) return out;
+  const auto hybrid_from = static_cast<std::ptrdiff_t>(steps.steps.size());
+  const bool hybrid_complete = agent::append_integrations(hybrid, static_configs, options, steps);
+  // Static integrations objects the hybrid rule does not need are the static backend's old
+  // objects: they go with the rest once every Alloy workload is ready, not before.
+  steps.steps.erase(std::remove_if(steps.steps.begin() + hybrid_from, steps.steps.end(),
+                                   [](const runtime::ApplyStep& s) {
+                                     return s.action ==
+                                            runtime::ApplyStep::Action::delete_if_managed;
+                                   }),
+                    steps.steps.end());
+  if (!hybrid_complete) return out;
 
   // 8. The root's Alloy objects this pass does not build.
   if (!a.metadata.uid.empty()) {  // never prune without an owner to scope by

@@ -1,5 +1,6 @@
 #include "reconcile/runtime/status.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 #include <boost/json.hpp>
@@ -45,6 +46,15 @@ std::string rfc3339(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {
+  std::tm tm{};
+  const std::string s(text.substr(0, std::min<std::size_t>(text.size(), 19)));
+  if (s.size() != 19 || text.back() != 'Z') return std::nullopt;
+  const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
 json::array merge_conditions(const json::array& existing, const std::vector<Condition>& desired,
                              std::string_view now, bool& changed) {
   json::array out = existing;
@@ -83,11 +93,21 @@ json::object StatusWriter::merged_status(const json::object& status, const Statu
     out[k] = v;
     redact_strings(out[k]);
   }
-  if (!update.conditions.empty()) {
+  if (!update.conditions.empty() || !update.removed_conditions.empty()) {
     json::array existing;
     if (const auto* c = status.if_contains("conditions"); c && c->is_array()) {
       existing = c->get_array();
     }
+    existing.erase(std::remove_if(existing.begin(), existing.end(),
+                                  [&](const json::value& v) {
+                                    const auto* o = v.if_object();
+                                    return o != nullptr &&
+                                           std::find(update.removed_conditions.begin(),
+                                                     update.removed_conditions.end(),
+                                                     string_at(*o, "type")) !=
+                                               update.removed_conditions.end();
+                                  }),
+                   existing.end());
     bool cond_changed = false;
     out["conditions"] =
         merge_conditions(existing, update.conditions, rfc3339(options_.now()), cond_changed);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,11 +45,16 @@ boost::json::array merge_conditions(const boost::json::array& existing,
 
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time.
 std::string rfc3339(std::chrono::system_clock::time_point t);
+// The time of an RFC 3339 UTC timestamp as rfc3339() writes it (fractions of a second
+// are ignored), or nullopt.
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
 
 struct StatusUpdate {
   std::vector<Condition> conditions;
   // Other status fields to set (each replaces the field), e.g. observedGeneration.
   boost::json::object fields;
+  // Types of conditions to remove (a condition that no longer applies).
+  std::vector<std::string> removed_conditions;
 };
 
 struct StatusWriterOptions {

@@ -2,8 +2,7 @@
 // deployed with Alloy (its objects exactly what plan_root() makes of the same state, every
 // workload's configuration accepted by the Alloy checker; replica groups follow
 // spec.metrics.replicas, members spec.metrics.shards); an invalid backend annotation
-// touches nothing; a root already running on static-mode workloads stays there when Alloy
-// is asked for, and says so.
+// touches nothing. Switching a running root: switch_sim_test.cpp.
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
@@ -171,33 +170,6 @@ TEST_F(AgentControllerSimTest, AnInvalidBackendAnnotationTouchesNothing) {
                 "operator.agent.grafana.com/backend": "alloy"}}})"));
   EXPECT_TRUE(tst::wait_until([&] { return env.exists(Kind::stateful_set, "mon", "main-alloy"); },
                               kDeadline));
-}
-
-TEST_F(AgentControllerSimTest, ARootRunningOnStaticStaysThereWhenAlloyIsAskedFor) {
-  auto& agent = env.add_agent_controller(module_options());
-  env.start();
-  env.create_yaml(kHierarchy);
-  env.create_yaml(root("{}", 1, 1));
-  ASSERT_TRUE(tst::wait_until(
-      [&] {
-        return env.exists(Kind::stateful_set, "mon", "main") && reason(env, "Backend") == "Static";
-      },
-      kDeadline));
-  env.patch(Kind::grafana_agent, "mon", "main", json::parse(R"({"metadata": {"annotations": {
-                "operator.agent.grafana.com/backend": "alloy"}}})"));
-  ASSERT_TRUE(
-      tst::wait_until([&] { return reason(env, "Backend") == "SwitchNotSupported"; }, kDeadline))
-      << json::serialize(env.agent_status("mon", "main"));
-  ASSERT_TRUE(tst::wait_until([&] { return agent.idle(); }, kDeadline));
-  EXPECT_EQ(env.condition_status("mon", "main", "Backend"), "False");
-  EXPECT_EQ(env.agent_status("mon", "main").at("backend"), "static");
-  EXPECT_TRUE(env.exists(Kind::stateful_set, "mon", "main"));
-  EXPECT_FALSE(env.exists(Kind::stateful_set, "mon", "main-alloy"));
-  EXPECT_FALSE(env.exists(Kind::secret, "mon", "main-alloy-config"));
-  const auto events = env.events.about("GrafanaAgent", "mon", "main", "InvalidMembers");
-  ASSERT_FALSE(events.empty());
-  EXPECT_TRUE(contains(events.back().message, "switching a running root is not supported yet"))
-      << events.back().message;
 }
 
 }  // namespace

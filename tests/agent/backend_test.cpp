@@ -1,7 +1,7 @@
 // The backend choice of the pipeline: the annotation over --agent-backend, an invalid
 // annotation, a root on Alloy (its objects in apply order, the translation condition),
-// a class-B failure, Integrations kept on static (hybrid root), and a root asked to move
-// to Alloy while its static workloads run (it stays on static until switching exists).
+// a class-B failure, Integrations kept on static (hybrid root), and a root switching
+// between backends (the other backend's objects found, kept, and deleted in order).
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -37,24 +37,18 @@ std::string agent(std::string_view annotations,
          std::string(annotations) + "}\nspec: " + std::string(spec) + "\n";
 }
 
-// A cluster that also holds workloads (as the live caches do; render's MemoryCluster has
-// no live state and holds none).
+// A cluster that also holds the operator's own objects (as the live caches do; render's
+// MemoryCluster has no live state and holds none).
 class WithWorkloads final : public ClusterView {
  public:
   WithWorkloads(const MemoryCluster& c, std::vector<k8s::ObjectPtr> workloads)
       : c_(c), workloads_(std::move(workloads)) {}
   Result<void> list(Kind kind, std::string_view ns, const k8s::LabelSelector& selector,
                     const std::function<void(const ListedObject&)>& visit) const override {
-    if (kind != Kind::stateful_set && kind != Kind::daemon_set && kind != Kind::deployment) {
-      return c_.list(kind, ns, selector, visit);
-    }
     for (const auto& w : workloads_) {
-      if (kind_of(k8s::GroupVersionKind{"apps", "v1", std::string(w->kind())}) == kind &&
-          w->ns() == ns) {
-        visit(ListedObject{*w});
-      }
+      if (w->kind() == kind_name(kind) && w->ns() == ns) visit(ListedObject{*w});
     }
-    return {};
+    return c_.list(kind, ns, selector, visit);
   }
   Result<Labels> namespace_labels(std::string_view ns) const override {
     return c_.namespace_labels(ns);
@@ -154,10 +148,10 @@ TEST(Backend, AnInvalidAnnotationTouchesNothing) {
             "annotation operator.agent.grafana.com/backend: \"Alloy\" is not static or alloy");
 }
 
-TEST(Backend, AClassBFailureAppliesTheAssetsSecretOnly) {
-  // Consul service discovery is valid Prometheus (and static mode) but has no Alloy
-  // translation the backend emits.
-  const std::string text = agent("{operator.agent.grafana.com/backend: alloy}") + R"(---
+// Consul service discovery is valid Prometheus (and static mode) but has no Alloy
+// translation the backend emits.
+std::string class_b_root() {
+  return agent("{operator.agent.grafana.com/backend: alloy}") + R"(---
 apiVersion: monitoring.grafana.com/v1alpha1
 kind: MetricsInstance
 metadata: {name: m, namespace: ns1}
@@ -173,6 +167,10 @@ stringData:
     - job_name: consul
       consul_sd_configs: [{server: "consul:8500"}]
 )";
+}
+
+TEST(Backend, AClassBFailureAppliesTheAssetsSecretOnly) {
+  const std::string text = class_b_root();
   const RootPlan p = plan_of(text);
   ASSERT_TRUE(p.failure);
   EXPECT_EQ(p.failure->stage, Stage::translate);
@@ -232,45 +230,137 @@ spec:
   ASSERT_NE(cfg, nullptr);
 }
 
-TEST(Backend, ARootRunningOnStaticStaysThereWhenAlloyIsAskedFor) {
-  const std::string workload = R"(
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: agent
-  namespace: ns1
-  labels: {app.kubernetes.io/managed-by: grafana-agent-operator,
-           operator.agent.grafana.com/name: agent}
-  ownerReferences: [{apiVersion: monitoring.grafana.com/v1alpha1, kind: GrafanaAgent,
-                     name: agent, uid: ga-1, controller: true}]
-spec: {}
-)";
-  const std::string alloy = agent("{operator.agent.grafana.com/backend: alloy}");
-  const RootPlan p = plan_of(alloy + std::string(kMembers), {}, workload);
-  ASSERT_FALSE(p.failure) << p.failure->message;
-  EXPECT_EQ(p.backend->backend, Backend::static_mode);
-  EXPECT_FALSE(p.backend->held.empty());
-  EXPECT_EQ(applied(p).at(1), "Secret agent-config");
-  const RootStatus st = root_status(p, nullptr, {}, std::nullopt);
-  ASSERT_NE(condition(st, "Backend"), nullptr);
-  EXPECT_EQ(condition(st, "Backend")->status, "False");
-  EXPECT_EQ(condition(st, "Backend")->reason, "SwitchNotSupported");
-  EXPECT_EQ(st.update.fields.at("backend"), "static");
-  ASSERT_FALSE(p.problems.empty());
-  EXPECT_EQ(p.problems.back().severity, Severity::warning);
-  EXPECT_EQ(p.problems.back().field, "metadata.annotations[operator.agent.grafana.com/backend]");
+// An object of the root as the static backend (`alloy`: the Alloy backend) leaves it.
+std::string owned(std::string_view kind, std::string_view name, bool alloy = false,
+                  std::string_view uid = "ga-1") {
+  const bool workload = kind == "StatefulSet" || kind == "DaemonSet" || kind == "Deployment";
+  return "---\napiVersion: " + std::string(workload ? "apps/v1" : "v1") +
+         "\nkind: " + std::string(kind) + "\nmetadata:\n  name: " + std::string(name) +
+         "\n  namespace: ns1\n  uid: u-" + std::string(name) +
+         "\n  labels: {app.kubernetes.io/managed-by: grafana-agent-operator" +
+         (kind == "StatefulSet" || alloy ? ", operator.agent.grafana.com/name: agent" : "") +
+         (alloy ? ", operator.agent.grafana.com/backend: alloy" : "") +
+         "}\n  ownerReferences: [{apiVersion: monitoring.grafana.com/v1alpha1, kind: "
+         "GrafanaAgent, name: agent, uid: " +
+         std::string(uid) + ", controller: " + (workload ? "true" : "false") + "}]\n";
+}
 
-  // The Alloy backend's own StatefulSet, or another root's, does not hold it.
-  std::string alloy_sts = workload;
-  alloy_sts.replace(alloy_sts.find("operator.agent.grafana.com/name: agent}"), 39,
-                    "operator.agent.grafana.com/name: agent, operator.agent.grafana.com/backend: "
-                    "alloy}");
-  const RootPlan q = plan_of(alloy + std::string(kMembers), {}, alloy_sts);
-  EXPECT_EQ(q.backend->backend, Backend::alloy);
-  std::string other = workload;
-  other.replace(other.find("uid: ga-1"), 9, "uid: ga-2");
-  const RootPlan r = plan_of(alloy + std::string(kMembers), {}, other);
-  EXPECT_EQ(r.backend->backend, Backend::alloy);
+std::vector<std::string> old_names(const RootPlan& p) {
+  std::vector<std::string> out;
+  for (const auto& [kind, key] : p.old_objects.objects) {
+    out.push_back(std::string(kind_name(kind)) + " " + key.name);
+  }
+  return out;
+}
+
+const runtime::Condition* backend_condition(const RootStatus& st) {
+  for (const auto& c : st.update.conditions) {
+    if (c.type == "Backend") return &c;
+  }
+  return nullptr;
+}
+
+TEST(Backend, ARootOnStaticSwitchesToAlloyNextToItsStaticObjects) {
+  const std::string statics = owned("StatefulSet", "agent") +
+                              owned("StatefulSet", "agent-shard-1") +
+                              owned("Service", "agent-operated") + owned("Secret", "agent-config") +
+                              owned("DaemonSet", "agent-logs") + owned("Secret", "agent-secrets");
+  // Not the root's static objects: another root's (UID), the Alloy backend's, an object
+  // the operator does not manage under a static name is still owned by nobody here.
+  const std::string others =
+      owned("StatefulSet", "stranger", false, "ga-2") + owned("Secret", "agent-alloy-config", true);
+  const std::string alloy = agent("{operator.agent.grafana.com/backend: alloy}");
+  const RootPlan p = plan_of(alloy + std::string(kMembers), {}, statics + others);
+  ASSERT_FALSE(p.failure) << p.failure->message;
+  EXPECT_EQ(p.backend->backend, Backend::alloy);
+  // E's objects are applied; nothing of static is deleted by that plan.
+  for (const auto& step : p.apply.steps) {
+    if (step.action == runtime::ApplyStep::Action::delete_if_managed) {
+      EXPECT_TRUE(step.key.name.find("-alloy") != std::string::npos) << step.key.name;
+    }
+  }
+  EXPECT_EQ(applied(p).at(1), "Secret agent-alloy-config");
+  // The old objects, workloads first, then Services, then Secrets; the shared assets
+  // Secret is not one of them.
+  EXPECT_EQ(old_names(p),
+            (std::vector<std::string>{"StatefulSet agent", "StatefulSet agent-shard-1",
+                                      "DaemonSet agent-logs", "Service agent-operated",
+                                      "Secret agent-config"}));
+  EXPECT_EQ(p.old_objects.backend, Backend::static_mode);
+  ASSERT_EQ(p.old_objects.plan.steps.size(), 4u);
+  EXPECT_EQ(p.old_objects.plan.steps[0].prune.kinds.at(0).kind, "StatefulSet");
+  EXPECT_EQ(p.old_objects.plan.steps[1].prune.kinds.at(0).kind, "DaemonSet");
+  EXPECT_EQ(p.old_objects.plan.steps[2].prune.kinds.at(0).kind, "Service");
+  EXPECT_EQ(p.old_objects.plan.steps[3].prune.kinds.at(0).kind, "Secret");
+  EXPECT_EQ(p.old_objects.plan.steps[0].prune.owner_uid, "ga-1");
+
+  // Not ready: Switching, the old objects kept; the first such status starts the switch.
+  std::vector<WorkloadState> states;
+  for (const auto& w : p.workloads) states.push_back(workload_state(w, nullptr));
+  const runtime::ApplyReport ok;
+  RootStatus st = root_status(p, &ok, states, std::nullopt);
+  ASSERT_NE(backend_condition(st), nullptr);
+  EXPECT_EQ(backend_condition(st)->status, "False");
+  EXPECT_EQ(backend_condition(st)->reason, "Switching");
+  EXPECT_EQ(backend_condition(st)->message,
+            "static → alloy: 0 of " + std::to_string(p.workloads.size()) +
+                " alloy workload(s) ready; static objects are kept until all are ready");
+  EXPECT_EQ(st.update.fields.at("backend"), "alloy");
+  ASSERT_EQ(st.events.size(), 1u);
+  EXPECT_EQ(st.events[0].reason, "SwitchStarted");
+  // The same switch seen again (a restart, a new leader): no second Event; the time waited.
+  SwitchProgress again;
+  again.previous_reason = "Switching";
+  again.previous_message = backend_condition(st)->message;
+  again.waited = "since 2026-01-01T00:00:00Z, 5m0s ago";
+  st = root_status(p, &ok, states, std::nullopt, again);
+  EXPECT_TRUE(st.events.empty());
+  EXPECT_TRUE(
+      backend_condition(st)->message.ends_with("; waiting since 2026-01-01T00:00:00Z, "
+                                               "5m0s ago"))
+      << backend_condition(st)->message;
+  // Deleted: Backend=True, SwitchCompleted.
+  runtime::ApplyReport retired;
+  retired.deleted = 5;
+  SwitchProgress done;
+  done.retired = &retired;
+  st = root_status(p, &ok, states, std::nullopt, done);
+  EXPECT_EQ(backend_condition(st)->status, "True");
+  EXPECT_EQ(backend_condition(st)->reason, "Alloy");
+  ASSERT_EQ(st.events.size(), 1u);
+  EXPECT_EQ(st.events[0].reason, "SwitchCompleted");
+  EXPECT_NE(st.events[0].message.find("deleted 5 static object(s)"), std::string::npos)
+      << st.events[0].message;
+}
+
+TEST(Backend, ARootBackOnStaticHasTheAlloyObjectsAsOldOnesAndNoAlloyTranslation) {
+  const std::string alloys = owned("StatefulSet", "agent-alloy", true) +
+                             owned("Service", "agent-alloy-cluster", true) +
+                             owned("Secret", "agent-alloy-config", true) +
+                             owned("StatefulSet", "agent");  // static: desired again
+  const RootPlan p = plan_of(
+      agent("{operator.agent.grafana.com/backend: static}") + std::string(kMembers), {}, alloys);
+  ASSERT_FALSE(p.failure) << p.failure->message;
+  EXPECT_EQ(p.old_objects.backend, Backend::alloy);
+  EXPECT_EQ(old_names(p),
+            (std::vector<std::string>{"StatefulSet agent-alloy", "Service agent-alloy-cluster",
+                                      "Secret agent-alloy-config"}));
+  const RootStatus st = root_status(p, nullptr, {}, std::nullopt);
+  EXPECT_EQ(backend_condition(st)->reason, "Switching");
+  EXPECT_TRUE(backend_condition(st)->message.starts_with("alloy → static: "));
+  EXPECT_EQ(st.update.removed_conditions, std::vector<std::string>{"AlloyTranslation"});
+}
+
+TEST(Backend, ATranslationFailureKeepsTheStaticObjectsAndDeletesNothing) {
+  const std::string statics = owned("StatefulSet", "agent") + owned("Secret", "agent-config");
+  const RootPlan p = plan_of(class_b_root(), {}, statics);
+  ASSERT_TRUE(p.failure);
+  ASSERT_EQ(p.failure->stage, Stage::translate);
+  EXPECT_EQ(applied(p), std::vector<std::string>{"Secret agent-secrets"});
+  EXPECT_EQ(old_names(p).size(), 2u);
+  EXPECT_TRUE(p.old_objects.plan.steps.empty()) << "nothing of static is deleted";
+  const RootStatus st = root_status(p, nullptr, {}, std::nullopt);
+  EXPECT_EQ(backend_condition(st)->reason, "Switching");
 }
 
 }  // namespace
