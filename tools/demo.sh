@@ -62,7 +62,7 @@ if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
 else
   bold="" dim="" green="" red="" reset=""
 fi
-sections=13
+sections=14
 section_no=0
 section() {
   ((++section_no))
@@ -533,6 +533,72 @@ def wait_change(base, ns, name, key, before_path, ms_path, timeout):
         time.sleep(0.05)
     sys.exit(f"error: Secret {ns}/{name} did not change within {timeout} s")
 
+WORKLOADS = [("StatefulSet", "statefulsets"), ("DaemonSet", "daemonsets"),
+             ("Deployment", "deployments")]
+
+def root_workloads(base, ns, name):
+    """(kind, plural, object, backend) of every workload the root owns."""
+    out = []
+    for kind, plural in WORKLOADS:
+        for o in items(f"{base}/apis/apps/v1/namespaces/{ns}/{plural}"):
+            refs = o["metadata"].get("ownerReferences") or []
+            if any(r.get("kind") == "GrafanaAgent" and r.get("name") == name for r in refs):
+                labels = o["metadata"].get("labels") or {}
+                backend = labels.get("operator.agent.grafana.com/backend", "static")
+                out.append((kind, plural, o, backend))
+    return out
+
+def is_ready(kind, o):
+    st = o.get("status") or {}
+    if st.get("observedGeneration", -1) < o["metadata"].get("generation", 0):
+        return False
+    if kind == "DaemonSet":
+        return st.get("numberReady", 0) >= st.get("desiredNumberScheduled", 0)
+    return st.get("readyReplicas", 0) >= (o.get("spec") or {}).get("replicas", 1)
+
+def switch_wait(base, ns, name, reason, timeout):
+    """Until the Backend condition has `reason`; then it and the root's workloads."""
+    deadline = time.monotonic() + float(timeout)
+    while True:
+        c = conditions(agent(base, ns, name)).get("Backend", {})
+        if c.get("reason") == reason:
+            break
+        if time.monotonic() > deadline:
+            sys.exit(f"error: GrafanaAgent {ns}/{name}: Backend is not {reason} after {timeout} s: "
+                     f"{c.get('status')} {c.get('reason')}: {c.get('message')}")
+        time.sleep(0.1)
+    table([("CONDITION", "STATUS", "REASON", "MESSAGE"),
+           ("Backend", c["status"], c["reason"], c.get("message", ""))])
+    rows = [("WORKLOAD", "BACKEND", "READY")]
+    for kind, _, o, backend in root_workloads(base, ns, name):
+        rows.append((f"{kind} {o['metadata']['name']}", backend,
+                     "yes" if is_ready(kind, o) else "no"))
+    print()
+    table(rows)
+
+def run_pods(base, ns, name, backend):
+    """The status the workload controllers write once the pods of the root's workloads on
+    `backend` run and are ready (kube-sim runs no pods)."""
+    for kind, plural, o, b in root_workloads(base, ns, name):
+        if b != backend:
+            continue
+        n = 1 if kind == "DaemonSet" else (o.get("spec") or {}).get("replicas", 1)
+        st = {"observedGeneration": o["metadata"].get("generation", 1)}
+        if kind == "DaemonSet":
+            st.update(desiredNumberScheduled=n, numberReady=n, updatedNumberScheduled=n)
+        else:
+            st.update(replicas=n, readyReplicas=n, updatedReplicas=n)
+        patch(base, f"/apis/apps/v1/namespaces/{ns}/{plural}/{o['metadata']['name']}/status",
+              json.dumps({"status": st}))
+        print(f"{kind} {o['metadata']['name']}: {n}/{n} ready")
+
+def switch_events(base, ns, name):
+    for e in items(f"{base}/api/v1/namespaces/{ns}/events"):
+        inv = e["involvedObject"]
+        if (inv.get("kind") == "GrafanaAgent" and inv.get("name") == name and
+                e.get("reason", "").startswith("Switch")):
+            print(f"{e['type']} {e['reason']}: {e['message']}")
+
 def lease(base, ns, name, line):
     l = get(f"{base}/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}")
     holder = ((l or {}).get("spec") or {}).get("holderIdentity") or "(none)"
@@ -734,7 +800,46 @@ diff -u --label "agent.yml before" --label "agent.yml after" \
 echo
 say "the config reloader in each agent pod picks the new file up; no pod restarts."
 
-# ---- 12. stop ------------------------------------------------------------------------------
+# ---- 12. switch ----------------------------------------------------------------------------
+
+section "Switch GrafanaAgent monitoring/grafana-agent to Alloy and back"
+set_backend() {
+  local body="{\"metadata\":{\"annotations\":{\"operator.agent.grafana.com/backend\":\"$1\"}}}"
+  if [ "$use_kubectl" -eq 1 ]; then
+    cmd "kubectl -n monitoring annotate grafanaagent grafana-agent operator.agent.grafana.com/backend=$1 --overwrite"
+    k -n monitoring annotate grafanaagent grafana-agent "operator.agent.grafana.com/backend=$1" \
+      --overwrite 2>&1 | indent
+  else
+    cmd "PATCH $AGENT_PATH  $body"
+    kube patch "$server" "$AGENT_PATH" "$body"
+  fi
+}
+AGENT_PATH=/apis/monitoring.grafana.com/v1alpha1/namespaces/monitoring/grafanaagents/grafana-agent
+set_backend alloy
+say "the Alloy objects are created next to the static ones, which keep scraping until"
+say "every Alloy workload is ready:"
+echo
+kube switch-wait "$server" monitoring grafana-agent Switching 30 | indent2
+echo
+say "kube-sim runs no pods; the demo writes the status the workload controllers would once"
+say "the Alloy pods are ready:"
+kube run-pods "$server" monitoring grafana-agent alloy | indent
+echo
+say "then the static workloads, Service and config Secrets are deleted, in that order:"
+echo
+kube switch-wait "$server" monitoring grafana-agent Alloy 30 | indent2
+echo
+say "and back to static (safe midway too), the same way round:"
+set_backend static
+kube switch-wait "$server" monitoring grafana-agent Switching 30 | indent2
+kube run-pods "$server" monitoring grafana-agent static | indent
+kube switch-wait "$server" monitoring grafana-agent Static 30 | indent2
+echo
+say "the Events of the two switches:"
+kube switch-events "$server" monitoring grafana-agent | indent
+pause
+
+# ---- 13. stop ------------------------------------------------------------------------------
 
 section "Shut down"
 now stop_start

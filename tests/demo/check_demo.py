@@ -35,6 +35,7 @@ HEADINGS = [
     "Status conditions of GrafanaAgent monitoring/grafana-agent",
     "A few lines of /metrics",
     "Live edit: ServiceMonitor shop/web",
+    "Switch GrafanaAgent monitoring/grafana-agent to Alloy and back",
     "Shut down",
 ]
 
@@ -193,6 +194,19 @@ def run_demo(source, bin_dir, extra):
     check(has(edit, r"^\s+-\s+scrape_interval: 30s$"), "the diff does not remove 'scrape_interval: 30s'")
     check(has(edit, r"^\s+\+\s+scrape_interval: 15s$"), "the diff does not add 'scrape_interval: 15s'")
     check(has(edit, r"^\s+\+\s+regex: go_\.\*$"), "the diff does not add the go_.* drop rule")
+
+    switch = g("Switch GrafanaAgent monitoring/grafana-agent to Alloy and back")
+    check(has(switch, r"Backend +False +Switching +static → alloy: 0 of \d+ alloy workload\(s\) "
+                      r"ready;") and has(switch, r"static objects are kept until all are ready"),
+          "the switch to Alloy is not shown waiting for the Alloy workloads")
+    check(has(switch, r"StatefulSet grafana-agent +static +no"),
+          "the static StatefulSet is not shown kept during the switch")
+    check(has(switch, r"Backend +True +Alloy "), "the switch to Alloy does not complete")
+    check(has(switch, r"Backend +False +Switching +alloy → static: "),
+          "the switch back is not shown")
+    check(has(switch, r"Backend +True +Static "), "the switch back does not complete")
+    check(has(switch, r"Normal SwitchCompleted: alloy → static: "),
+          "no SwitchCompleted Event for the switch back")
 
     stop = g("Shut down")
     check(has(stop, r"agent-operator exited with status 0 "), "the operator's exit status 0 is not shown")
