@@ -2,8 +2,8 @@
 // cluster: the new backend's objects are created next to the old ones, the old ones go
 // only once every new workload reports ready (the test plays the workload controllers,
 // writing status as they would), whatever happens to the members meanwhile; a switch back
-// midway is safe; and an operator restarted, or a new leader, finishes a switch another
-// one started, from what the cluster holds.
+// midway is safe; a paused root is left alone; and an operator restarted, or a new leader, finishes
+// a switch another one started, from what the cluster holds.
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
@@ -352,6 +352,32 @@ TEST_F(AgentControllerSimTest, ASwitchBackMidwayKeepsTheStaticObjectsUntouched) 
   EXPECT_EQ(sts->at("metadata").at("uid"), uid);
   EXPECT_EQ(sts->at("metadata").at("generation"), generation);
   EXPECT_TRUE(all_exist(env, kStatic));
+  EXPECT_EQ(watch.gaps(), std::vector<std::string>{});
+}
+
+TEST_F(AgentControllerSimTest, APausedRootIsNotSwitchedUntilUnpaused) {
+  auto& agent = env.add_agent_controller(module_options());
+  env.start();
+  env.create_yaml(kHierarchy);
+  NoGap watch(env);
+  ASSERT_TRUE(tst::wait_until(
+      [&] { return run_pods(env, kStaticWorkloads) && reason(env, "Backend") == "Static"; },
+      kDeadline));
+  annotate(env, "alloy");
+  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, {}, [&] {
+    return all_exist(env, kAlloy) && reason(env, "Backend") == "Switching" && agent.idle();
+  }));
+  env.patch(Kind::grafana_agent, "mon", "main", json::parse(R"({"spec": {"paused": true}})"));
+  ASSERT_TRUE(tst::wait_until([&] { return reason(env, "Reconciled") == "Paused"; }, kDeadline));
+  // The Alloy workloads become ready while paused: nothing is deleted.
+  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, kAlloyWorkloads,
+                           [&] { return run_pods(env, kAlloyWorkloads) && agent.idle(); }));
+  EXPECT_TRUE(all_exist(env, kStatic));
+  EXPECT_EQ(reason(env, "Backend"), "Switching");
+  env.patch(Kind::grafana_agent, "mon", "main", json::parse(R"({"spec": {"paused": false}})"));
+  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, kAlloyWorkloads, [&] {
+    return reason(env, "Backend") == "Alloy" && none_exist(env, kStatic) && agent.idle();
+  })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_EQ(watch.gaps(), std::vector<std::string>{});
 }
 
