@@ -49,17 +49,29 @@ spec:
 
 using Names = std::vector<std::pair<Kind, std::string>>;
 
-// Each backend's objects of the root above.
-const Names kStatic = {{Kind::stateful_set, "main"},    {Kind::stateful_set, "main-shard-1"},
-                       {Kind::daemon_set, "main-logs"}, {Kind::service, "main-operated"},
-                       {Kind::secret, "main-config"},   {Kind::secret, "main-logs-config"}};
-const Names kAlloy = {{Kind::stateful_set, "main-alloy"},
-                      {Kind::daemon_set, "main-alloy-logs"},
-                      {Kind::service, "main-alloy-cluster"},
-                      {Kind::secret, "main-alloy-config"},
-                      {Kind::secret, "main-alloy-logs-config"}};
-const Names kStaticWorkloads(kStatic.begin(), kStatic.begin() + 3);
-const Names kAlloyWorkloads(kAlloy.begin(), kAlloy.begin() + 2);
+// Each backend's objects of the root above, workloads first.
+const Names& static_objects() {
+  static const Names names = {{Kind::stateful_set, "main"},    {Kind::stateful_set, "main-shard-1"},
+                              {Kind::daemon_set, "main-logs"}, {Kind::service, "main-operated"},
+                              {Kind::secret, "main-config"},   {Kind::secret, "main-logs-config"}};
+  return names;
+}
+const Names& alloy_objects() {
+  static const Names names = {{Kind::stateful_set, "main-alloy"},
+                              {Kind::daemon_set, "main-alloy-logs"},
+                              {Kind::service, "main-alloy-cluster"},
+                              {Kind::secret, "main-alloy-config"},
+                              {Kind::secret, "main-alloy-logs-config"}};
+  return names;
+}
+const Names& static_workloads() {
+  static const Names names(static_objects().begin(), static_objects().begin() + 3);
+  return names;
+}
+const Names& alloy_workloads() {
+  static const Names names(alloy_objects().begin(), alloy_objects().begin() + 2);
+  return names;
+}
 
 std::string reason(AgentSim& env, std::string_view type) {
   const auto c = env.condition("mon", "main", type);
@@ -246,18 +258,18 @@ TEST_F(AgentControllerSimTest, ARootSwitchesToAlloyAndBackWithoutAGap) {
 
   // On static, running.
   ASSERT_TRUE(tst::wait_until(
-      [&] { return run_pods(env, kStaticWorkloads) && reason(env, "Backend") == "Static"; },
+      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
       kDeadline))
       << json::serialize(env.agent_status("mon", "main"));
   std::map<std::string, json::value> static_uids;
-  for (const auto& [kind, name] : kStatic) {
+  for (const auto& [kind, name] : static_objects()) {
     static_uids[name] = env.get(kind, "mon", name)->at("metadata").at("uid");
   }
 
   // To Alloy: its objects next to the static ones, which stay while Alloy is not ready.
   annotate(env, "alloy");
-  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, {}, [&] {
-    return all_exist(env, kAlloy) && reason(env, "Backend") == "Switching" && agent.idle();
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
+    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" && agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_EQ(env.agent_status("mon", "main").at("backend"), "alloy");
   EXPECT_EQ(message(env, "Backend"),
@@ -278,30 +290,30 @@ spec:
   selector: {matchLabels: {app: api}}
   endpoints: [{port: metrics}]
 )");
-  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, {}, [&] {
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
     return env.get(Kind::secret, "mon", "main-alloy-config")->at("data") != alloy_config &&
            agent.idle();
   }));
   EXPECT_EQ(env.get(Kind::secret, "mon", "main-config")->at("data"), static_config);
 
   // One Alloy workload ready of two: still switching, and the message says since when.
-  ASSERT_TRUE(
-      switch_until(env, watch, kStatic, kAlloyWorkloads, {{Kind::stateful_set, "main-alloy"}},
-                   [&] {
-                     return message(env, "Backend")
-                                .starts_with("static → alloy: 1 of 2 alloy workload(s) ready") &&
-                            agent.idle();
-                   }))
+  ASSERT_TRUE(switch_until(
+      env, watch, static_objects(), alloy_workloads(), {{Kind::stateful_set, "main-alloy"}},
+      [&] {
+        return message(env, "Backend")
+                   .starts_with("static → alloy: 1 of 2 alloy workload(s) ready") &&
+               agent.idle();
+      }))
       << message(env, "Backend");
   EXPECT_TRUE(contains(message(env, "Backend"), "; waiting since ")) << message(env, "Backend");
-  EXPECT_TRUE(all_exist(env, kStatic));
-  for (const auto& [kind, name] : kStatic) {
+  EXPECT_TRUE(all_exist(env, static_objects()));
+  for (const auto& [kind, name] : static_objects()) {
     EXPECT_EQ(env.get(kind, "mon", name)->at("metadata").at("uid"), static_uids[name]) << name;
   }
 
   // All ready: the static objects go, the shared assets Secret stays.
-  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, kAlloyWorkloads, [&] {
-    return reason(env, "Backend") == "Alloy" && none_exist(env, kStatic) && agent.idle();
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), alloy_workloads(), [&] {
+    return reason(env, "Backend") == "Alloy" && none_exist(env, static_objects()) && agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_TRUE(env.exists(Kind::secret, "mon", "main-secrets"));
   EXPECT_EQ(events(env, "SwitchCompleted"), 1u);
@@ -310,17 +322,21 @@ spec:
 
   // Back to static: the same the other way; AlloyTranslation goes at once.
   annotate(env, "static");
-  ASSERT_TRUE(switch_until(env, watch, kAlloy, kStaticWorkloads, {}, [&] {
-    return all_exist(env, kStatic) && reason(env, "Backend") == "Switching" && agent.idle();
+  ASSERT_TRUE(switch_until(env, watch, alloy_objects(), static_workloads(), {}, [&] {
+    return all_exist(env, static_objects()) && reason(env, "Backend") == "Switching" &&
+           agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_TRUE(message(env, "Backend").starts_with("alloy → static: 0 of 3 static workload(s)"))
       << message(env, "Backend");
   EXPECT_TRUE(env.condition("mon", "main", "AlloyTranslation").empty());
   EXPECT_EQ(env.agent_status("mon", "main").at("backend"), "static");
-  EXPECT_TRUE(all_exist(env, kAlloy));
-  ASSERT_TRUE(switch_until(env, watch, kAlloy, kStaticWorkloads, kStaticWorkloads, [&] {
-    return reason(env, "Backend") == "Static" && none_exist(env, kAlloy) && agent.idle();
-  })) << json::serialize(env.agent_status("mon", "main"));
+  EXPECT_TRUE(all_exist(env, alloy_objects()));
+  ASSERT_TRUE(switch_until(env, watch, alloy_objects(), static_workloads(), static_workloads(),
+                           [&] {
+                             return reason(env, "Backend") == "Static" &&
+                                    none_exist(env, alloy_objects()) && agent.idle();
+                           }))
+      << json::serialize(env.agent_status("mon", "main"));
   EXPECT_EQ(events(env, "SwitchStarted"), 2u);
   EXPECT_EQ(events(env, "SwitchCompleted"), 2u);
   EXPECT_EQ(owned_objects(env), rendered_objects(env, options.agent));
@@ -334,24 +350,24 @@ TEST_F(AgentControllerSimTest, ASwitchBackMidwayKeepsTheStaticObjectsUntouched) 
   env.create_yaml(kHierarchy);
   NoGap watch(env);
   ASSERT_TRUE(tst::wait_until(
-      [&] { return run_pods(env, kStaticWorkloads) && reason(env, "Backend") == "Static"; },
+      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
       kDeadline));
   const auto uid = env.get(Kind::stateful_set, "mon", "main")->at("metadata").at("uid");
   const auto generation =
       env.get(Kind::stateful_set, "mon", "main")->at("metadata").at("generation");
   annotate(env, "alloy");
-  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, {}, [&] {
-    return all_exist(env, kAlloy) && reason(env, "Backend") == "Switching" && agent.idle();
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
+    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" && agent.idle();
   }));
   // Alloy never became ready; back to static, whose workloads are: the Alloy objects go.
   annotate(env, "static");
-  ASSERT_TRUE(switch_until(env, watch, kAlloy, kStaticWorkloads, {}, [&] {
-    return reason(env, "Backend") == "Static" && none_exist(env, kAlloy) && agent.idle();
+  ASSERT_TRUE(switch_until(env, watch, alloy_objects(), static_workloads(), {}, [&] {
+    return reason(env, "Backend") == "Static" && none_exist(env, alloy_objects()) && agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   const auto sts = env.get(Kind::stateful_set, "mon", "main");
   EXPECT_EQ(sts->at("metadata").at("uid"), uid);
   EXPECT_EQ(sts->at("metadata").at("generation"), generation);
-  EXPECT_TRUE(all_exist(env, kStatic));
+  EXPECT_TRUE(all_exist(env, static_objects()));
   EXPECT_EQ(watch.gaps(), std::vector<std::string>{});
 }
 
@@ -361,22 +377,22 @@ TEST_F(AgentControllerSimTest, APausedRootIsNotSwitchedUntilUnpaused) {
   env.create_yaml(kHierarchy);
   NoGap watch(env);
   ASSERT_TRUE(tst::wait_until(
-      [&] { return run_pods(env, kStaticWorkloads) && reason(env, "Backend") == "Static"; },
+      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
       kDeadline));
   annotate(env, "alloy");
-  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, {}, [&] {
-    return all_exist(env, kAlloy) && reason(env, "Backend") == "Switching" && agent.idle();
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
+    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" && agent.idle();
   }));
   env.patch(Kind::grafana_agent, "mon", "main", json::parse(R"({"spec": {"paused": true}})"));
   ASSERT_TRUE(tst::wait_until([&] { return reason(env, "Reconciled") == "Paused"; }, kDeadline));
   // The Alloy workloads become ready while paused: nothing is deleted.
-  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, kAlloyWorkloads,
-                           [&] { return run_pods(env, kAlloyWorkloads) && agent.idle(); }));
-  EXPECT_TRUE(all_exist(env, kStatic));
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), alloy_workloads(),
+                           [&] { return run_pods(env, alloy_workloads()) && agent.idle(); }));
+  EXPECT_TRUE(all_exist(env, static_objects()));
   EXPECT_EQ(reason(env, "Backend"), "Switching");
   env.patch(Kind::grafana_agent, "mon", "main", json::parse(R"({"spec": {"paused": false}})"));
-  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, kAlloyWorkloads, [&] {
-    return reason(env, "Backend") == "Alloy" && none_exist(env, kStatic) && agent.idle();
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), alloy_workloads(), [&] {
+    return reason(env, "Backend") == "Alloy" && none_exist(env, static_objects()) && agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_EQ(watch.gaps(), std::vector<std::string>{});
 }
@@ -435,11 +451,11 @@ void switch_across_operators(AgentSim& env, bool standby) {
   env.create_yaml(kHierarchy);
   NoGap watch(env);
   ASSERT_TRUE(tst::wait_until(
-      [&] { return run_pods(env, kStaticWorkloads) && reason(env, "Backend") == "Static"; },
+      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
       kDeadline));
   annotate(env, "alloy");
-  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, {}, [&] {
-    return all_exist(env, kAlloy) && reason(env, "Backend") == "Switching" &&
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
+    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" &&
            first->controller().idle();
   }));
   first->stop();
@@ -448,8 +464,8 @@ void switch_across_operators(AgentSim& env, bool standby) {
   } else {
     second = std::make_unique<Operator>(env, options, true);
   }
-  ASSERT_TRUE(switch_until(env, watch, kStatic, kAlloyWorkloads, kAlloyWorkloads, [&] {
-    return reason(env, "Backend") == "Alloy" && none_exist(env, kStatic) &&
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), alloy_workloads(), [&] {
+    return reason(env, "Backend") == "Alloy" && none_exist(env, static_objects()) &&
            second->controller().idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_EQ(events(env, "SwitchStarted"), 1u);
