@@ -249,6 +249,18 @@ bool switch_until(AgentSim& env, NoGap& watch, const Names& old_objects, const N
       kDeadline);
 }
 
+// The root of kHierarchy running on static, then switching to Alloy: both backends'
+// objects there, the Alloy workloads not ready. `idle`: the operator has nothing to do.
+void start_switch(AgentSim& env, NoGap& watch, const std::function<bool()>& idle) {
+  ASSERT_TRUE(tst::wait_until(
+      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
+      kDeadline));
+  annotate(env, "alloy");
+  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
+    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" && idle();
+  })) << json::serialize(env.agent_status("mon", "main"));
+}
+
 TEST_F(AgentControllerSimTest, ARootSwitchesToAlloyAndBackWithoutAGap) {
   const AgentModuleOptions options = module_options();
   auto& agent = env.add_agent_controller(options);
@@ -349,16 +361,10 @@ TEST_F(AgentControllerSimTest, ASwitchBackMidwayKeepsTheStaticObjectsUntouched) 
   env.start();
   env.create_yaml(kHierarchy);
   NoGap watch(env);
-  ASSERT_TRUE(tst::wait_until(
-      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
-      kDeadline));
+  ASSERT_NO_FATAL_FAILURE(start_switch(env, watch, [&] { return agent.idle(); }));
   const auto uid = env.get(Kind::stateful_set, "mon", "main")->at("metadata").at("uid");
   const auto generation =
       env.get(Kind::stateful_set, "mon", "main")->at("metadata").at("generation");
-  annotate(env, "alloy");
-  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
-    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" && agent.idle();
-  }));
   // Alloy never became ready; back to static, whose workloads are: the Alloy objects go.
   annotate(env, "static");
   ASSERT_TRUE(switch_until(env, watch, alloy_objects(), static_workloads(), {}, [&] {
@@ -376,13 +382,7 @@ TEST_F(AgentControllerSimTest, APausedRootIsNotSwitchedUntilUnpaused) {
   env.start();
   env.create_yaml(kHierarchy);
   NoGap watch(env);
-  ASSERT_TRUE(tst::wait_until(
-      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
-      kDeadline));
-  annotate(env, "alloy");
-  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
-    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" && agent.idle();
-  }));
+  ASSERT_NO_FATAL_FAILURE(start_switch(env, watch, [&] { return agent.idle(); }));
   env.patch(Kind::grafana_agent, "mon", "main", json::parse(R"({"spec": {"paused": true}})"));
   ASSERT_TRUE(tst::wait_until([&] { return reason(env, "Reconciled") == "Paused"; }, kDeadline));
   // The Alloy workloads become ready while paused: nothing is deleted.
@@ -450,14 +450,7 @@ void switch_across_operators(AgentSim& env, bool standby) {
   if (standby) second = std::make_unique<Operator>(env, options, false);
   env.create_yaml(kHierarchy);
   NoGap watch(env);
-  ASSERT_TRUE(tst::wait_until(
-      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
-      kDeadline));
-  annotate(env, "alloy");
-  ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
-    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" &&
-           first->controller().idle();
-  }));
+  ASSERT_NO_FATAL_FAILURE(start_switch(env, watch, [&] { return first->controller().idle(); }));
   first->stop();
   if (standby) {
     second->lead();
