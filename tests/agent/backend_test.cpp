@@ -189,6 +189,29 @@ TEST(Backend, AClassBFailureAppliesTheAssetsSecretOnly) {
   EXPECT_EQ(st.update.fields.at("backend"), "alloy");
 }
 
+// An object of the root as the static backend (`alloy`: the Alloy backend) leaves it.
+std::string owned(std::string_view kind, std::string_view name, bool alloy = false,
+                  std::string_view uid = "ga-1") {
+  const bool workload = kind == "StatefulSet" || kind == "DaemonSet" || kind == "Deployment";
+  return "---\napiVersion: " + std::string(workload ? "apps/v1" : "v1") +
+         "\nkind: " + std::string(kind) + "\nmetadata:\n  name: " + std::string(name) +
+         "\n  namespace: ns1\n  uid: u-" + std::string(name) +
+         "\n  labels: {app.kubernetes.io/managed-by: grafana-agent-operator" +
+         (kind == "StatefulSet" || alloy ? ", operator.agent.grafana.com/name: agent" : "") +
+         (alloy ? ", operator.agent.grafana.com/backend: alloy" : "") +
+         "}\n  ownerReferences: [{apiVersion: monitoring.grafana.com/v1alpha1, kind: "
+         "GrafanaAgent, name: agent, uid: " +
+         std::string(uid) + ", controller: " + (workload ? "true" : "false") + "}]\n";
+}
+
+std::vector<std::string> old_names(const RootPlan& p) {
+  std::vector<std::string> out;
+  for (const auto& [kind, key] : p.old_objects.objects) {
+    out.push_back(std::string(kind_name(kind)) + " " + key.name);
+  }
+  return out;
+}
+
 TEST(Backend, IntegrationsWithoutTranslationKeepRunningOnStaticWorkloads) {
   const std::string text =
       agent("{operator.agent.grafana.com/backend: alloy}", "{integrations: {selector: {}}}") +
@@ -228,29 +251,20 @@ spec:
   const auto* cfg = p.apply.find(runtime::GroupKind::of(gvk(Kind::secret)),
                                  {"ns1", "agent-integrations-deploy-config"});
   ASSERT_NE(cfg, nullptr);
-}
 
-// An object of the root as the static backend (`alloy`: the Alloy backend) leaves it.
-std::string owned(std::string_view kind, std::string_view name, bool alloy = false,
-                  std::string_view uid = "ga-1") {
-  const bool workload = kind == "StatefulSet" || kind == "DaemonSet" || kind == "Deployment";
-  return "---\napiVersion: " + std::string(workload ? "apps/v1" : "v1") +
-         "\nkind: " + std::string(kind) + "\nmetadata:\n  name: " + std::string(name) +
-         "\n  namespace: ns1\n  uid: u-" + std::string(name) +
-         "\n  labels: {app.kubernetes.io/managed-by: grafana-agent-operator" +
-         (kind == "StatefulSet" || alloy ? ", operator.agent.grafana.com/name: agent" : "") +
-         (alloy ? ", operator.agent.grafana.com/backend: alloy" : "") +
-         "}\n  ownerReferences: [{apiVersion: monitoring.grafana.com/v1alpha1, kind: "
-         "GrafanaAgent, name: agent, uid: " +
-         std::string(uid) + ", controller: " + (workload ? "true" : "false") + "}]\n";
-}
-
-std::vector<std::string> old_names(const RootPlan& p) {
-  std::vector<std::string> out;
-  for (const auto& [kind, key] : p.old_objects.objects) {
-    out.push_back(std::string(kind_name(kind)) + " " + key.name);
+  // Switching from static: the kept Integration's static objects are desired, not old;
+  // the static DaemonSet of the translated one is old, and kept until Alloy is ready.
+  const RootPlan q = plan_of(text, {},
+                             owned("Deployment", "agent-integrations-deploy") +
+                                 owned("Secret", "agent-integrations-deploy-config") +
+                                 owned("DaemonSet", "agent-integrations-ds") +
+                                 owned("Secret", "agent-integrations-ds-config"));
+  ASSERT_FALSE(q.failure) << q.failure->message;
+  EXPECT_EQ(old_names(q), (std::vector<std::string>{"DaemonSet agent-integrations-ds",
+                                                    "Secret agent-integrations-ds-config"}));
+  for (const auto& step : q.apply.steps) {
+    EXPECT_NE(step.action, runtime::ApplyStep::Action::delete_if_managed) << step.key.name;
   }
-  return out;
 }
 
 const runtime::Condition* backend_condition(const RootStatus& st) {
