@@ -352,8 +352,8 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
   }
 
   // Compute.
-  const Planned planned = co_await read_and_plan(key, root);
-  const RootPlan& plan = planned.plan;
+  Planned planned = co_await read_and_plan(key, root);
+  RootPlan& plan = planned.plan;
 
   // Apply.
   std::optional<runtime::ApplyReport> applied;
@@ -362,6 +362,7 @@ asio::awaitable<ReconcileResult> AgentController::Impl::reconcile(std::string ke
     events->applied(*root, *applied);
     // Not leading (or shutting down): nothing more to write, and nothing to report.
     if (applied->write_blocked) co_return ReconcileResult::ok();
+    add_ownership_problems(plan, *applied);
   }
 
   const runtime::ApplyReport* report = applied ? &*applied : nullptr;

@@ -273,6 +273,14 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
     // invalid selector operator): the GrafanaAgent's own checks name the field exactly.
     Outcome<Hierarchy> checked;
     checked.problems = check_grafana_agent(agent.value);
+    // Discovery keeps the checks of an instance whose member selector failed.
+    for (auto& p : discovered.problems) {
+      const auto kind = kind_of(p.kind);
+      if (p.severity == Severity::error && kind &&
+          (*kind == Kind::metrics_instance || *kind == Kind::logs_instance)) {
+        checked.problems.push_back(std::move(p));
+      }
+    }
     if (std::any_of(checked.problems.begin(), checked.problems.end(),
                     [](const Problem& p) { return p.severity == Severity::error; })) {
       checked.failure = root_refusal(checked.problems, false);
@@ -323,11 +331,15 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   auto applied = plan_apply(std::move(objects.value), plan.root, in.hash_annotation);
   gather(plan, applied);
   plan.apply = std::move(applied.value);
+  // Only objects carrying an ownerReference to this GrafanaAgent are updated or deleted,
+  // by the apply and by the deletion of the other backend's objects alike.
+  plan.apply.owner_uid = agent.value.metadata.uid;
 
   // Found also after a failure (the status tells what is kept); deleted only after none.
   auto old = find_old_objects(agent.value, backend.value.backend, in.view, plan.apply);
   gather(plan, old);
   plan.old_objects = std::move(old.value);
+  plan.old_objects.plan.owner_uid = agent.value.metadata.uid;
   if (plan.failure) plan.old_objects.plan.steps.clear();
   return plan;
 }

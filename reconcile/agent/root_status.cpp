@@ -69,6 +69,13 @@ std::optional<runtime::Failure> first_error(const RootPlan& plan,
       plan.failure->stage != Stage::translate) {
     return runtime::Failure{plan.failure->code, plan.failure->message};
   }
+  if (applied != nullptr) {
+    for (const auto& o : applied->objects) {
+      if (o.result == runtime::ObjectResult::not_owned) {
+        return runtime::Failure{Errc::not_owned, o.error};
+      }
+    }
+  }
   if (applied != nullptr && !applied->errors.empty()) {
     return runtime::Failure{Errc::apply_failed, applied->errors.front()};
   }
@@ -124,6 +131,23 @@ void backend_status(const RootPlan& plan, std::span<const WorkloadState> workloa
 }
 
 }  // namespace
+
+void add_ownership_problems(RootPlan& plan, const runtime::ApplyReport& applied) {
+  for (const auto& o : applied.objects) {
+    if (o.result != runtime::ObjectResult::not_owned) continue;
+    Problem p;
+    p.kind = {o.kind.group, "v1", o.kind.kind};
+    for (const auto& step : plan.apply.steps) {
+      if (runtime::GroupKind::of(step.kind) == o.kind && step.key == o.key) p.kind = step.kind;
+    }
+    p.object = o.key;
+    p.field = "metadata.ownerReferences";
+    // The outcome's error starts with "<Kind> <namespace/name>: ", which the entry names.
+    const std::string prefix = o.kind.kind + " " + o.key.str() + ": ";
+    p.message = o.error.starts_with(prefix) ? o.error.substr(prefix.size()) : o.error;
+    plan.problems.push_back(std::move(p));
+  }
+}
 
 WorkloadState workload_state(const WorkloadRef& ref, const k8s::Object* live) {
   WorkloadState w;

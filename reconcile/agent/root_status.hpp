@@ -22,7 +22,8 @@
 // decode (InvalidSpec, no retry until it changes), reading referenced Secrets failed
 // (AssetReadFailed), discovery failed (DiscoveryFailed), a referenced key is missing
 // (AssetResolutionFailed), a generated name would be refused (InvalidName, no retry until
-// the root changes), a write failed (ApplyFailed), a config file failed to render
+// the root changes), a generated object's name is taken by an object the root does not
+// own (NotOwned), a write failed (ApplyFailed), a config file failed to render
 // (RenderFailed). Every other error is retried with backoff, and at once when something
 // the root read changes; a failure of the API server (reading referenced Secrets, or a
 // write the server failed: no answer, 429, 5xx, 401/403, persistent conflicts) with the
@@ -103,6 +104,10 @@ struct RootStatus {
   // What the runner does next (a failed status write aside).
   runtime::ReconcileResult result;
 };
+
+// A status.problems entry for each object the apply left alone because it is not the
+// root's (ObjectResult::not_owned), appended to plan.problems.
+void add_ownership_problems(RootPlan& plan, const runtime::ApplyReport& applied);
 
 // `applied` is nullptr when the plan's steps did not run; `workloads` holds the state of
 // every workload of plan.workloads.

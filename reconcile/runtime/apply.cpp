@@ -255,6 +255,22 @@ struct ApplyEngine::Impl {
     outcome(report, gk, key, ObjectResult::failed, {}, std::move(msg));
   }
 
+  // `live` is someone else's: reported, never written.
+  void not_owned(ApplyReport& report, const GroupKind& gk, const k8s::ObjectKey& key,
+                 const std::string& root, const k8s::Object& live, const std::string& owner_uid) {
+    errors.with({options.controller, gk.kind}).inc();
+    const std::string why = whose(live, owner_uid, options);
+    std::string msg = describe(gk, key) + ": exists and is not this root's (" + why +
+                      "); left unchanged: delete or rename it, or rename the root";
+    net::log::warn("object not owned by the root; not taking it over",
+                   {{"controller", options.controller},
+                    {"root", root},
+                    {"object", describe(gk, key)},
+                    {"owner", why}});
+    report.errors.push_back(msg);
+    outcome(report, gk, key, ObjectResult::not_owned, {}, std::move(msg));
+  }
+
   static void outcome(ApplyReport& report, const GroupKind& gk, const k8s::ObjectKey& key,
                       ObjectResult result, json::value written = {}, std::string error = {}) {
     report.objects.push_back(ObjectOutcome{gk, key, result, std::move(written), std::move(error)});
@@ -330,7 +346,8 @@ struct ApplyEngine::Impl {
 
   // Applies one desired object. Returns false when it failed (or writes are blocked).
   boost::asio::awaitable<bool> apply_one(const json::object& desired, const std::string& hash,
-                                         const std::string& root, ApplyReport& report) {
+                                         const std::string& root, const std::string& owner_uid,
+                                         ApplyReport& report) {
     const auto gvk = gvk_of(desired);
     const json::object* md = nullptr;
     if (const auto* v = desired.if_contains("metadata")) md = v->if_object();
@@ -415,6 +432,23 @@ struct ApplyEngine::Impl {
         report.waiting = true;
         outcome(report, gk, key, ObjectResult::waiting);
         co_return true;
+      }
+
+      // Never take over someone else's object (apply.hpp, Ownership).
+      switch (ownership(*live, owner_uid, &desired, options)) {
+        case Ownership::owned:
+          break;
+        case Ownership::stale_owner:
+          net::log::info(
+              "waiting for the garbage collector: the object belongs to an earlier "
+              "root of the same name",
+              {{"controller", options.controller}, {"root", root}, {"object", describe(gk, key)}});
+          report.waiting = true;
+          outcome(report, gk, key, ObjectResult::waiting);
+          co_return true;
+        case Ownership::not_owned:
+          not_owned(report, gk, key, root, *live, owner_uid);
+          co_return false;
       }
 
       bool drift_repair = false;
@@ -509,15 +543,19 @@ struct ApplyEngine::Impl {
     }
   }
 
-  // Deletes `key` if it exists and carries the managed-by label. Returns false when the
-  // delete failed (or writes are blocked).
+  // Deletes `key` if it exists, carries the managed-by label and is the root's (someone
+  // else's object of that name is left alone: it is not in the root's way). Returns false
+  // when the delete failed (or writes are blocked).
   boost::asio::awaitable<bool> delete_if_managed(
       const k8s::GroupVersionKind& gvk, const k8s::ObjectKey& key, const std::string& root,
-      ApplyReport& report, std::vector<std::pair<GroupKind, k8s::ObjectKey>>& deleted) {
+      const std::string& owner_uid, ApplyReport& report,
+      std::vector<std::pair<GroupKind, k8s::ObjectKey>>& deleted) {
     const GroupKind gk = GroupKind::of(gvk);
     const k8s::ObjectPtr live = cache.get(gk, key);
-    if (!live || live->label(options.managed_by_label) !=
-                     std::optional<std::string_view>(options.managed_by_value)) {
+    if (!live ||
+        live->label(options.managed_by_label) !=
+            std::optional<std::string_view>(options.managed_by_value) ||
+        ownership(*live, owner_uid, nullptr, options) != Ownership::owned) {
       outcome(report, gk, key, ObjectResult::absent);
       co_return true;
     }
@@ -560,7 +598,8 @@ struct ApplyEngine::Impl {
   }
 
   boost::asio::awaitable<void> prune(const PruneScope& scope, const std::set<std::string>& keep,
-                                     const std::string& root, ApplyReport& report,
+                                     const std::string& root, const std::string& owner_uid,
+                                     ApplyReport& report,
                                      std::vector<std::pair<GroupKind, k8s::ObjectKey>>& deleted) {
     if (options.managed_by_value.empty()) {
       report.errors.push_back("pruning needs ApplyOptions::managed_by_value (a controller bug)");
@@ -590,7 +629,10 @@ struct ApplyEngine::Impl {
         }
         const k8s::ObjectKey key = obj->key();
         const std::string rkey = record_key(gk, key);
-        if (keep.contains(rkey) || !in_scope(scope, *obj)) continue;
+        if (keep.contains(rkey) || !in_scope(scope, *obj) ||
+            ownership(*obj, owner_uid, nullptr, options) != Ownership::owned) {
+          continue;
+        }
         if (!may_write()) {
           report.write_blocked = true;
           co_return;
@@ -712,14 +754,15 @@ boost::asio::awaitable<ApplyReport> ApplyEngine::apply(const ApplyPlan& plan) {
     bool ok = true;
     switch (step.action) {
       case ApplyStep::Action::apply:
-        ok = co_await impl_->apply_one(step.object, hashes[i], plan.root, report);
+        ok = co_await impl_->apply_one(step.object, hashes[i], plan.root, plan.owner_uid, report);
         break;
       case ApplyStep::Action::delete_if_managed:
-        ok = co_await impl_->delete_if_managed(step.kind, step.key, plan.root, report, deleted);
+        ok = co_await impl_->delete_if_managed(step.kind, step.key, plan.root, plan.owner_uid,
+                                               report, deleted);
         break;
       case ApplyStep::Action::prune: {
         const auto errors = report.errors.size();
-        co_await impl_->prune(step.prune, keep, plan.root, report, deleted);
+        co_await impl_->prune(step.prune, keep, plan.root, plan.owner_uid, report, deleted);
         ok = report.errors.size() == errors;
         break;
       }
@@ -743,7 +786,7 @@ boost::asio::awaitable<ApplyReport> ApplyEngine::apply(const ApplyPlan& plan) {
     const GroupKind gk = GroupKind::of(step.kind);
     const ObjectOutcome* o = report.find(gk, step.key);
     if (o == nullptr || o->result == ObjectResult::failed || o->result == ObjectResult::waiting ||
-        !impl_->cache.has(gk)) {
+        o->result == ObjectResult::not_owned || !impl_->cache.has(gk)) {
       continue;
     }
     e.present.push_back({gk, step.key, hashes[i]});

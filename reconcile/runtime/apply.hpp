@@ -18,12 +18,23 @@
 // What an update preserves (the Grafana Agent operator's merge rules, configurable):
 //   * labels and annotations: live overlaid by desired (others' keys are kept, and so are
 //     keys the operator stopped setting);
-//   * ownerReferences: live plus desired ones whose UID is not present; a live
-//     controller reference to an owner with the same kind and name (a recreated root)
-//     is replaced;
+//   * ownerReferences: live plus desired ones whose UID is not present;
 //   * `carry_over` paths copied from the live object when the desired one lacks them:
 //     by default metadata.finalizers on everything, Service spec.clusterIP(s),
 //     ipFamilies, ipFamilyPolicy, and spec.replicas of Deployments/StatefulSets.
+//
+// Ownership. The engine never takes over an object that is not the root's: before it
+// updates or deletes a live object it checks the plan's owner (ApplyPlan::owner_uid: an
+// ownerReference with that UID and no controller reference to another owner; without an
+// owner UID, the managed-by label). An object that fails the check (a user's object with
+// a generated name, another root's object whose generated name collides) is not
+// written: its outcome is `not_owned`, the step fails with an error naming the object and
+// whose it is, and the controller reports it on the root. One exception waits instead:
+// a live object whose every ownerReference names an owner of the root's group, kind and
+// name with another UID belongs to an earlier root of that name (deleted and created
+// again). That owner is gone, so the garbage collector deletes the object; the engine
+// reports `waiting` and creates it once it is gone, rather than adopting it (which would
+// race with the collector's delete).
 //
 // Autoscalers and spec.replicas. A controller that knows another actor (an HPA) owns
 // replicas omits spec.replicas from the desired object and the live value is carried
@@ -129,7 +140,8 @@ enum class ObjectResult {
   recreated,  // deleted and created again (an immutable field changed)
   deleted,    // deleted (delete_if_managed, or pruned)
   absent,     // delete_if_managed: not there, or not managed by this operator
-  waiting,    // being deleted by someone: applied again once it is gone
+  waiting,    // being deleted (or left to the garbage collector): applied once it is gone
+  not_owned,  // exists and is not the root's: left as it is (`error` says whose it is)
   failed,     // `error` says why; the steps after it did not run
 };
 
@@ -140,7 +152,7 @@ struct ObjectOutcome {
   // created, updated, recreated: the API server's answer (the object as written, e.g. a
   // new workload's spec and status before the cache shows it).
   boost::json::value written;
-  std::string error;  // failed: "<Kind> <namespace/name>: <what failed>"
+  std::string error;  // failed, not_owned: "<Kind> <namespace/name>: <what failed>"
 };
 
 struct ApplyReport {
@@ -153,7 +165,7 @@ struct ApplyReport {
   // Every object the steps acted on or decided about, in order (pruned objects where
   // their prune step ran). Objects of steps that did not run are absent.
   std::vector<ObjectOutcome> objects;
-  // "<Kind> <namespace/name>: <what failed>", in order.
+  // "<Kind> <namespace/name>: <what failed>", in order (not_owned objects included).
   std::vector<std::string> errors;
   bool write_blocked = false;  // may_write said no: nothing (more) was written
   // A step failed because of the API server (k8s::ApiError::server_failure(), or
@@ -230,6 +242,21 @@ k8s::EventHandler owner_event_handler(GroupKind owner, bool owner_namespaced, bo
                                       Enqueue enqueue, ApplyEngine& engine, const GroupKind& owned);
 
 // Pure helpers (apply_merge.cpp), exposed for tests and for controllers.
+
+// Whose a live object is, for a plan with owner `owner_uid` (see Ownership above).
+enum class Ownership {
+  owned,        // the root's: may be updated or deleted
+  not_owned,    // someone else's: left as it is
+  stale_owner,  // an earlier root of the same name's: the garbage collector deletes it
+};
+// `desired`: the object the plan would write (its reference to the root tells a stale
+// owner apart), or nullptr for a delete. Without an owner UID the managed-by label of
+// `options` decides (always owned when no managed-by value is configured).
+Ownership ownership(const k8s::Object& live, std::string_view owner_uid,
+                    const boost::json::object* desired, const ApplyOptions& options);
+// Why `live` is not the root's, for messages: "controlled by GrafanaAgent other (uid
+// ...)", "no ownerReference names this root", "it lacks the label ...".
+std::string whose(const k8s::Object& live, std::string_view owner_uid, const ApplyOptions& options);
 
 // True when every field of `desired` is present and equal in `live` (objects: subset of
 // keys; arrays: same length, element-wise subset; numbers compared by value).

@@ -181,25 +181,9 @@ json::object update_body(const json::object& desired, const json::object& live,
         const auto same_uid = std::find_if(refs.begin(), refs.end(), [&](const json::value& r) {
           return r.is_object() && string_at(r.get_object(), "uid") == uid;
         });
-        if (same_uid != refs.end()) continue;  // an existing reference is kept as it is
-        const auto* wc = w.if_contains("controller");
-        if (wc && wc->is_bool() && wc->get_bool()) {
-          // A controller reference to a recreated owner (same kind and name, new UID)
-          // replaces the stale one: two controllers would be rejected.
-          const auto stale = std::find_if(refs.begin(), refs.end(), [&](const json::value& r) {
-            if (!r.is_object()) return false;
-            const auto& ro = r.get_object();
-            const auto* rc = ro.if_contains("controller");
-            return rc && rc->is_bool() && rc->get_bool() &&
-                   string_at(ro, "kind") == string_at(w, "kind") &&
-                   string_at(ro, "name") == string_at(w, "name") &&
-                   api_group(string_at(ro, "apiVersion")) == api_group(string_at(w, "apiVersion"));
-          });
-          if (stale != refs.end()) {
-            *stale = want;
-            continue;
-          }
-        }
+        // An existing reference is kept as it is. A controller reference to another owner
+        // never reaches here: such an object is not the root's (ownership()).
+        if (same_uid != refs.end()) continue;
         refs.push_back(want);
       }
     }
@@ -225,6 +209,67 @@ json::object update_body(const json::object& desired, const json::object& live,
     }
   }
   return body;
+}
+
+Ownership ownership(const k8s::Object& live, std::string_view owner_uid,
+                    const json::object* desired, const ApplyOptions& options) {
+  if (owner_uid.empty()) {
+    if (options.managed_by_value.empty()) return Ownership::owned;
+    return live.label(options.managed_by_label) ==
+                   std::optional<std::string_view>(options.managed_by_value)
+               ? Ownership::owned
+               : Ownership::not_owned;
+  }
+  const auto refs = live.owner_references();
+  bool ours = false;
+  bool other_controller = false;
+  for (const auto& r : refs) {
+    if (r.uid == owner_uid) {
+      ours = true;
+    } else if (r.controller) {
+      other_controller = true;
+    }
+  }
+  if (ours && !other_controller) return Ownership::owned;
+  if (ours || refs.empty() || desired == nullptr) return Ownership::not_owned;
+  // The desired object's reference to the root names its group, kind and name.
+  const json::object* root_ref = nullptr;
+  if (const auto* md = desired->if_contains("metadata"); md && md->is_object()) {
+    if (const auto* v = md->get_object().if_contains("ownerReferences"); v && v->is_array()) {
+      for (const auto& r : v->get_array()) {
+        if (r.is_object() && string_at(r.get_object(), "uid") == owner_uid) {
+          root_ref = &r.get_object();
+        }
+      }
+    }
+  }
+  if (root_ref == nullptr) return Ownership::not_owned;
+  const std::string group = api_group(string_at(*root_ref, "apiVersion"));
+  const std::string kind = string_at(*root_ref, "kind");
+  const std::string name = string_at(*root_ref, "name");
+  const bool all_stale = std::all_of(refs.begin(), refs.end(), [&](const auto& r) {
+    return api_group(r.api_version) == group && r.kind == kind && r.name == name;
+  });
+  return all_stale ? Ownership::stale_owner : Ownership::not_owned;
+}
+
+std::string whose(const k8s::Object& live, std::string_view owner_uid,
+                  const ApplyOptions& options) {
+  if (owner_uid.empty()) {
+    return "it lacks the label " + options.managed_by_label + "=" + options.managed_by_value +
+           " (not created by this operator)";
+  }
+  const auto refs = live.owner_references();
+  for (const auto& r : refs) {
+    if (r.controller && r.uid != owner_uid) {
+      return "it is controlled by " + r.kind + " " + r.name + " (uid " + r.uid + ")";
+    }
+  }
+  if (!refs.empty()) {
+    const auto& r = refs.front();
+    return "it belongs to " + r.kind + " " + r.name + " (uid " + r.uid + ")";
+  }
+  return "no ownerReference names this root";
 }
 
 bool update_is_noop(const json::object& body, const json::object& live) {

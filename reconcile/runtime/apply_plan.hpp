@@ -48,7 +48,7 @@ struct PruneScope {
 struct ApplyStep {
   enum class Action {
     apply,              // create `object`, or update it to `object` when it differs
-    delete_if_managed,  // delete `kind` `key` if it exists and carries the managed-by label
+    delete_if_managed,  // delete `kind` `key` if it exists and is the root's (owner_uid)
     prune,              // delete what `prune` selects, except what the plan applies
   };
   Action action = Action::apply;
@@ -63,6 +63,12 @@ struct ApplyStep {
 
 struct ApplyPlan {
   std::string root;  // the root key, for logs and expectations
+  // The UID of the root object the plan's objects belong to. When set, the engine updates
+  // or deletes a live object only if it carries an ownerReference with this UID and no
+  // controller reference to another owner; when empty (a controller whose objects have
+  // no single owner), only if it carries the engine's managed-by label. Anything else is
+  // someone else's object and is left byte-identical (ObjectResult::not_owned).
+  std::string owner_uid;
   std::vector<ApplyStep> steps;
 
   // Appends a step. apply() reads kind and key from the object (apiVersion, kind,

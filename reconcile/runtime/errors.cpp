@@ -30,6 +30,8 @@ class ReconcileCategory final : public boost::system::error_category {
         return "the root's backend annotation is invalid";
       case Errc::translation_failed:
         return "translating the configuration for the root's backend failed";
+      case Errc::not_owned:
+        return "a generated object's name is taken by an object the root does not own";
     }
     return "unknown reconcile error";
   }
@@ -66,6 +68,8 @@ std::string_view reason(Errc e) noexcept {
       return "InvalidBackend";
     case Errc::translation_failed:
       return "TranslationFailed";
+    case Errc::not_owned:
+      return "NotOwned";
   }
   return "Unknown";
 }

@@ -25,6 +25,8 @@ enum class Errc {
   status_write_failed,      // the root's status could not be written
   invalid_backend,          // the root names a backend that does not exist: only an edit fixes it
   translation_failed,       // the configuration has no translation for the root's backend
+  not_owned,                // a generated object's name is taken by an object that is not the
+                            // root's (a user's, another root's): it is left as it is
 };
 
 const boost::system::error_category& reconcile_category() noexcept;

@@ -642,29 +642,45 @@ struct TelegrafController::State : std::enable_shared_from_this<State> {
     // Compute.
     const TargetPlan plan = plan_target(ns, read.sources);
     read.problems.insert(read.problems.end(), plan.problems.begin(), plan.problems.end());
-    report(read.considered, read.problems);
     if (plan.held()) {
+      report(read.considered, read.problems);
       // The last good configuration keeps running; the invalid source's fix (an event)
       // brings this target back.
       co_return ReconcileResult::ok();
     }
     if (!read.ns_obj || read.ns_obj->being_deleted()) {
+      report(read.considered, read.problems);
       // Nothing can be created in a namespace that does not exist (or is going away);
       // whatever is in it goes with it. Its creation is an event that brings us back.
       set_deployed(ns, std::nullopt);
       co_return ReconcileResult::ok();
     }
     if (!read.apps_synced && fed_by_applications(ns)) {
+      report(read.considered, read.problems);
       co_return ReconcileResult::requeue(settings.not_synced_retry);
     }
     auto desired = desired_plan(ns, plan);
-    if (!desired) co_return ReconcileResult::terminal_error(desired.error().message);
+    if (!desired) {
+      report(read.considered, read.problems);
+      co_return ReconcileResult::terminal_error(desired.error().message);
+    }
 
     // Apply.
-    const runtime::ApplyReport report = co_await engine->apply(*desired);
+    const runtime::ApplyReport outcome = co_await engine->apply(*desired);
+    // An object in the way (not the controller's) is a problem of every source feeding
+    // the target: their owners are the ones to hear of it.
+    for (const auto& o : outcome.objects) {
+      if (o.result != runtime::ObjectResult::not_owned) continue;
+      for (const SourceRef& s : plan.sources) {
+        read.problems.push_back(
+            Problem{s, ProblemReason::not_owned,
+                    s.str() + ": telegraf for namespace " + ns + " is not deployed: " + o.error});
+      }
+    }
+    report(read.considered, read.problems);
 
     // Record.
-    co_return applied(ns, plan, desired->applies() > 0, report);
+    co_return applied(ns, plan, desired->applies() > 0, outcome);
   }
 
   void skip_out_of_scope(const std::string& ns) {

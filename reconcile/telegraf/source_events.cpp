@@ -26,7 +26,10 @@ void SourceEvents::report(const std::map<std::string, Subject>& considered,
       for (const Problem& p : problems) {
         if (p.source.str() != ref) continue;
         now.insert(p.message);
-        if (p.reason != ProblemReason::endpoint_conflict) invalid = true;
+        // A conflict, or an object in the way, is not the source's own fault.
+        if (p.reason != ProblemReason::endpoint_conflict && p.reason != ProblemReason::not_owned) {
+          invalid = true;
+        }
       }
       const std::string uid(subject.object->uid());
       std::set<runtime::InvalidObject> invalid_now;

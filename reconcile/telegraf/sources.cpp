@@ -57,6 +57,8 @@ std::string_view reason_name(ProblemReason reason) {
       return "EndpointConflict";
     case ProblemReason::invalid_object:
       return "InvalidObject";
+    case ProblemReason::not_owned:
+      return "NotOwned";
   }
   return "Unknown";
 }

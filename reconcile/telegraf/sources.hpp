@@ -47,6 +47,9 @@ enum class ProblemReason {
   // InvalidObject: only from render input (a hand-written manifest without
   // metadata.name, say); objects served by a cluster never have these.
   invalid_object,
+  // NotOwned: a ConfigMap, Secret or Deployment with the name telegraf uses exists in the
+  // target namespace without the controller's managed-by label; it is left as it is.
+  not_owned,
 };
 // The Event reason: "InvalidAnnotation", "MissingDestination", ...
 std::string_view reason_name(ProblemReason reason);

@@ -481,18 +481,143 @@ TEST_F(ApplyTest, AnObjectBeingDeletedIsWaitedFor) {
   EXPECT_EQ(api.writes(), writes);
 }
 
-TEST_F(ApplyTest, ARecreatedRootsControllerReferenceReplacesTheStaleOne) {
-  json::object desired = deployment("agent");
-  json::object live = desired;
-  live["metadata"].as_object()["ownerReferences"] =
-      json::array{owner_ref(true, "old-root-uid"), owner_ref(false, "other", "other")};
-  live["metadata"].as_object()["resourceVersion"] = "5";
-  const json::object body = update_body(desired, live, options, "h", false);
-  const auto& refs = body.at("metadata").at("ownerReferences").as_array();
+// The plans of a root that owns its objects by ownerReference.
+ApplyPlan owned_plan(std::vector<json::object> desired) {
+  ApplyPlan plan;
+  plan.root = "ns/root";
+  plan.owner_uid = kRootUid;
+  for (auto& d : desired) plan.apply(std::move(d));
+  return plan;
+}
+
+TEST_F(ApplyTest, AnotherRootsObjectIsNeverUpdated) {
+  json::object theirs = secret("root-config", "b3RoZXI=");
+  theirs["metadata"].as_object()["ownerReferences"] =
+      json::array{owner_ref(true, "other-uid", "other")};
+  api.put(theirs);
+  sync();
+  const json::object before = *api.find("Secret", "ns", "root-config");
+  ApplyEngine engine(api, cache, options);
+  const ApplyReport r = run(engine.apply(owned_plan({secret("root-config"), deployment("agent")})));
+  EXPECT_EQ(api.writes(), 0);  // neither the Secret nor the steps after it
+  EXPECT_EQ(*api.find("Secret", "ns", "root-config"), before);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0],
+            "Secret ns/root-config: exists and is not this root's (it is controlled by Root other "
+            "(uid other-uid)); left unchanged: delete or rename it, or rename the root");
+  const ObjectOutcome* o = r.find({"", "Secret"}, {"ns", "root-config"});
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->result, ObjectResult::not_owned);
+  EXPECT_NE(registry.expose().find(
+                "agent_operator_apply_errors_total{controller=\"test\",kind=\"Secret\"} 1"),
+            std::string::npos);
+}
+
+TEST_F(ApplyTest, AUserObjectTheCacheDoesNotShowIsNotTakenOver) {
+  // A user's Secret without ownerReferences or labels: a label-filtered cache never shows
+  // it, so the create is answered AlreadyExists and the fresh read decides.
+  json::object users{{"apiVersion", "v1"},
+                     {"kind", "Secret"},
+                     {"metadata", json::object{{"namespace", "ns"}, {"name", "root-config"}}},
+                     {"data", json::object{{"mine", "eA=="}}}};
+  api.put(users);
+  const json::object before = *api.find("Secret", "ns", "root-config");
+  ApplyEngine engine(api, cache, options);
+  const ApplyReport r = run(engine.apply(owned_plan({secret("root-config")})));
+  EXPECT_EQ(*api.find("Secret", "ns", "root-config"), before);
+  EXPECT_EQ(api.count("update"), 0);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("(no ownerReference names this root)"), std::string::npos);
+  EXPECT_FALSE(r.ok());
+}
+
+TEST_F(ApplyTest, AnObjectWithTheRootsReferenceBesideAnotherControllerIsNotTheRoots) {
+  json::object shared = deployment("agent");
+  shared["metadata"].as_object()["ownerReferences"] =
+      json::array{owner_ref(false), owner_ref(true, "other-uid", "other")};
+  api.put(shared);
+  sync();
+  ApplyEngine engine(api, cache, options);
+  const ApplyReport r = run(engine.apply(owned_plan({deployment("agent", "agent:2")})));
+  EXPECT_EQ(api.writes(), 0);
+  EXPECT_EQ(r.find({"apps", "Deployment"}, {"ns", "agent"})->result, ObjectResult::not_owned);
+}
+
+TEST_F(ApplyTest, AnEarlierRootOfTheSameNamesObjectIsLeftToTheGarbageCollector) {
+  // The root was deleted and created again: its old objects name the old UID, whose owner
+  // is gone, so the collector deletes them. Adopting one would race with that delete.
+  json::object old = deployment("agent");
+  old["metadata"].as_object()["ownerReferences"] = json::array{owner_ref(true, "old-root-uid")};
+  api.put(old);
+  sync();
+  ApplyEngine engine(api, cache, options);
+  ApplyReport r = run(engine.apply(owned_plan({deployment("agent", "agent:2")})));
+  EXPECT_EQ(api.writes(), 0);
+  EXPECT_TRUE(r.waiting);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.find({"apps", "Deployment"}, {"ns", "agent"})->result, ObjectResult::waiting);
+  // Collected: the next apply creates the root's own.
+  const json::object* collected = api.find("Deployment", "ns", "agent");
+  std::erase_if(api.objects(), [&](const auto& kv) { return &kv.second == collected; });
+  sync();
+  r = run(engine.apply(owned_plan({deployment("agent", "agent:2")})));
+  EXPECT_EQ(r.created, 1);
+  EXPECT_EQ(
+      api.find("Deployment", "ns", "agent")->at("metadata").at("ownerReferences").at(0).at("uid"),
+      kRootUid);
+}
+
+TEST_F(ApplyTest, OwnedObjectsKeepOtherOwnersReferences) {
+  json::object ours = deployment("agent");
+  ours["metadata"].as_object()["ownerReferences"] =
+      json::array{owner_ref(true), owner_ref(false, "other", "other")};
+  api.put(ours);
+  sync();
+  ApplyEngine engine(api, cache, options);
+  const ApplyReport r = run(engine.apply(owned_plan({deployment("agent", "agent:2")})));
+  EXPECT_EQ(r.updated, 1);
+  const auto& refs =
+      api.find("Deployment", "ns", "agent")->at("metadata").at("ownerReferences").as_array();
   ASSERT_EQ(refs.size(), 2u);
   EXPECT_EQ(refs[0].at("uid"), kRootUid);
   EXPECT_EQ(refs[1].at("uid"), "other");
-  EXPECT_EQ(body.at("metadata").at("resourceVersion"), "5");
+}
+
+TEST_F(ApplyTest, DeletesAndPrunesSkipObjectsOfOtherOwners) {
+  json::object theirs = secret("root-logs");
+  theirs["metadata"].as_object()["ownerReferences"] =
+      json::array{owner_ref(true, "other-uid", "other")};
+  api.put(theirs);
+  json::object shared = statefulset("root-shard-1");
+  // Indexed under the root's UID, but controlled by another owner.
+  shared["metadata"].as_object()["ownerReferences"] =
+      json::array{owner_ref(false), owner_ref(true, "other-uid", "other")};
+  api.put(shared);
+  sync();
+  ApplyEngine engine(api, cache, options);
+  ApplyPlan plan = owned_plan({deployment("agent")});
+  plan.delete_if_managed({"", "v1", "Secret"}, {"ns", "root-logs"});
+  plan.prune(scope());
+  const ApplyReport r = run(engine.apply(plan));
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.deleted, 0);
+  EXPECT_NE(api.find("Secret", "ns", "root-logs"), nullptr);
+  EXPECT_NE(api.find("StatefulSet", "ns", "root-shard-1"), nullptr);
+  EXPECT_EQ(r.find({"", "Secret"}, {"ns", "root-logs"})->result, ObjectResult::absent);
+}
+
+TEST_F(ApplyTest, WithoutAnOwnerUidTheManagedByLabelDecides) {
+  json::object users = secret("cfg");
+  users["metadata"].as_object()["labels"] = json::object{{"app", "cfg"}};
+  api.put(users);
+  sync();
+  const json::object before = *api.find("Secret", "ns", "cfg");
+  ApplyEngine engine(api, cache, options);
+  const ApplyReport r = apply(engine, {secret("cfg", "bmV3")}, false);
+  EXPECT_EQ(*api.find("Secret", "ns", "cfg"), before);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("it lacks the label app.kubernetes.io/managed-by=test-operator"),
+            std::string::npos);
 }
 
 TEST_F(ApplyTest, AKindWithoutACacheIsReadFromTheServer) {
