@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "k8s/label_selector.hpp"
+#include "reconcile/agent/field_checks.hpp"
 #include "reconcile/agent/pipeline.hpp"
 
 namespace aop::agent {
@@ -166,6 +167,15 @@ Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
       owner, "spec.integrations.selector", "spec.integrations.namespaceSelector");
   if (!integrations) return fail(integrations.error());
 
+  // A member selector of an instance that does not parse: the instance's own checks name
+  // the field (pipeline.cpp turns them into the root's refusal).
+  auto fail_instance = [&](const Error& e, std::vector<Problem> checked) {
+    for (auto& p : checked) {
+      if (p.severity == Severity::error) d.problems.push_back(std::move(p));
+    }
+    return fail(e);
+  };
+
   for (auto& mi : *metrics) {
     MetricsEntry entry;
     const std::string inst = object_ref(Kind::metrics_instance, mi.metadata);
@@ -174,7 +184,7 @@ Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
         Kind::service_monitor, ins, mi.spec.service_monitor_selector,
         mi.spec.service_monitor_namespace_selector, inst, "spec.serviceMonitorSelector",
         "spec.serviceMonitorNamespaceSelector");
-    if (!sms) return fail(sms.error());
+    if (!sms) return fail_instance(sms.error(), check_metrics_instance(mi));
     for (auto& sm : *sms) {
       if (spec.metrics.deny_arbitrary_fs_access) {
         if (auto reason = fs_access_reason(sm)) {
@@ -192,12 +202,12 @@ Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
         disc.select<PodMonitor>(Kind::pod_monitor, ins, mi.spec.pod_monitor_selector,
                                 mi.spec.pod_monitor_namespace_selector, inst,
                                 "spec.podMonitorSelector", "spec.podMonitorNamespaceSelector");
-    if (!pms) return fail(pms.error());
+    if (!pms) return fail_instance(pms.error(), check_metrics_instance(mi));
     entry.pod_monitors = std::move(*pms);
     auto probes = disc.select<Probe>(Kind::probe, ins, mi.spec.probe_selector,
                                      mi.spec.probe_namespace_selector, inst, "spec.probeSelector",
                                      "spec.probeNamespaceSelector");
-    if (!probes) return fail(probes.error());
+    if (!probes) return fail_instance(probes.error(), check_metrics_instance(mi));
     entry.probes = std::move(*probes);
     entry.instance = std::move(mi);
     h.metrics.push_back(std::move(entry));
@@ -208,7 +218,7 @@ Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
     auto pls = disc.select<PodLogs>(Kind::pod_logs, li.metadata.ns, li.spec.pod_logs_selector,
                                     li.spec.pod_logs_namespace_selector, inst,
                                     "spec.podLogsSelector", "spec.podLogsNamespaceSelector");
-    if (!pls) return fail(pls.error());
+    if (!pls) return fail_instance(pls.error(), check_logs_instance(li));
     entry.pod_logs = std::move(*pls);
     entry.instance = std::move(li);
     h.logs.push_back(std::move(entry));

@@ -105,18 +105,31 @@ TEST(Pipeline, AnInvalidRootSelectorIsRefusedNamingItsField) {
   EXPECT_TRUE(plan.apply.steps.empty());
 }
 
-TEST(Pipeline, ADiscoveryFailureKeepsWhatWasListed) {
-  // An instance's selector: discovery fails on it (the instance is found, its members
-  // cannot be listed).
-  std::string text = agent("{metrics: {instanceSelector: {}}}");
-  text.replace(text.find("serviceMonitorSelector: {}"), 26,
-               "serviceMonitorSelector: {matchExpressions: [{key: a, operator: X}]}");
-  const RootPlan plan = plan_of(text);
-  ASSERT_TRUE(plan.failure.has_value());
-  EXPECT_EQ(plan.failure->stage, Stage::discover) << plan.failure->message;
-  EXPECT_FALSE(plan.applies());
-  EXPECT_FALSE(plan.summary.has_value());
-  EXPECT_TRUE(plan.apply.steps.empty());
+TEST(Pipeline, AnInvalidInstanceSelectorIsRefusedNamingTheInstanceAndField) {
+  // An instance's member selector: discovery fails on it (the instance is found, its
+  // members cannot be listed); the instance's own checks name it and the field, the
+  // problem is known (status.problems), and what was listed stays watched.
+  for (const auto& [selector, field] : std::vector<std::pair<std::string, std::string>>{
+           {"serviceMonitorSelector: {matchExpressions: [{key: a, operator: Foo}]}",
+            "spec.serviceMonitorSelector.matchExpressions[0].operator"},
+           {"serviceMonitorSelector: {matchLabels: {team: 'not a label value'}}",
+            "spec.serviceMonitorSelector.matchLabels[team]"}}) {
+    std::string text = agent("{metrics: {instanceSelector: {}}}");
+    text.replace(text.find("serviceMonitorSelector: {}"), 26, selector);
+    const RootPlan plan = plan_of(text);
+    ASSERT_TRUE(plan.failure.has_value()) << selector;
+    EXPECT_EQ(plan.failure->stage, Stage::validate) << plan.failure->message;
+    EXPECT_EQ(plan.failure->code, runtime::Errc::validation_failed);
+    ASSERT_EQ(plan.problems.size(), 1u) << selector;
+    EXPECT_EQ(plan.problems[0].kind.kind, "MetricsInstance");
+    EXPECT_EQ(plan.problems[0].object, (k8s::ObjectKey{"ns1", "m"}));
+    EXPECT_EQ(plan.problems[0].field, field);
+    EXPECT_NE(plan.failure->message.find("MetricsInstance ns1/m: " + field), std::string::npos)
+        << plan.failure->message;
+    EXPECT_FALSE(plan.applies());
+    EXPECT_TRUE(plan.apply.steps.empty());
+    EXPECT_FALSE(plan.dependencies.selections.empty());
+  }
 }
 
 TEST(Pipeline, AMissingKeyTouchesNothingButTheRootStaysWatched) {
