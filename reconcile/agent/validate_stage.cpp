@@ -1,5 +1,8 @@
 // validate_hierarchy(): the validate stage over a discovered hierarchy (field_checks.hpp).
+#include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "reconcile/agent/field_checks.hpp"
 #include "reconcile/validation/text.hpp"
@@ -18,36 +21,62 @@ std::string kind_word(AssetKind k) {
   return k == AssetKind::secret ? "Secret" : "ConfigMap";
 }
 
+// The keys of the Secrets and ConfigMaps one validation reads, each looked up once: a
+// root's monitors mostly reference the same few objects, and every lookup of the asset
+// source copies (and decodes) the whole object.
+class AssetKeys {
+ public:
+  explicit AssetKeys(const AssetSource& assets) : assets_(assets) {}
+
+  // nullopt: it cannot be looked up now; an empty inner optional: it does not exist.
+  using Keys = std::optional<std::optional<std::vector<std::string>>>;
+
+  const Keys& keys(AssetKind kind, const std::string& ns, const std::string& name) {
+    auto [it, fresh] = memo_.try_emplace({kind, ns, name});
+    if (!fresh) return it->second;
+    Keys& out = it->second;
+    if (kind == AssetKind::secret) {
+      auto s = assets_.secret(ns, name);
+      if (!s) return out;
+      out.emplace();
+      if (*s) {
+        out->emplace();
+        for (const auto& [k, v] : (*s)->data) (*out)->push_back(k);
+      }
+    } else {
+      auto c = assets_.config_map(ns, name);
+      if (!c) return out;
+      out.emplace();
+      if (*c) {
+        out->emplace();
+        for (const auto& [k, v] : (*c)->data) (*out)->push_back(k);
+        for (const auto& [k, v] : (*c)->binary_data) (*out)->push_back(k);
+      }
+    }
+    return out;
+  }
+
+  const AssetSource& source() const { return assets_; }
+
+ private:
+  const AssetSource& assets_;
+  std::map<std::tuple<AssetKind, std::string, std::string>, Keys> memo_;
+};
+
 // The Problem for one reference, or nothing when it resolves (or cannot be looked up now).
-std::optional<Problem> check_reference(const AssetRef& ref, const AssetSource& assets) {
+std::optional<Problem> check_reference(const AssetRef& ref, AssetKeys& assets) {
   if (ref.name.empty() || ref.key.empty()) return std::nullopt;  // reported by the field checks
   const std::string what = kind_word(ref.kind) + " " + ref.ns + "/" + ref.name;
-  std::optional<std::vector<std::string>> keys;  // nullopt: the object does not exist
-  bool has_key = false;
-  if (ref.kind == AssetKind::secret) {
-    auto s = assets.secret(ref.ns, ref.name);
-    if (!s) return std::nullopt;
-    if (*s) {
-      keys.emplace();
-      for (const auto& [k, v] : (*s)->data) keys->push_back(k);
-      has_key = (*s)->data.contains(ref.key);
-    }
-  } else {
-    auto c = assets.config_map(ref.ns, ref.name);
-    if (!c) return std::nullopt;
-    if (*c) {
-      keys.emplace();
-      for (const auto& [k, v] : (*c)->data) keys->push_back(k);
-      for (const auto& [k, v] : (*c)->binary_data) keys->push_back(k);
-      has_key = (*c)->data.contains(ref.key) || (*c)->binary_data.contains(ref.key);
-    }
-  }
+  const AssetKeys::Keys& found = assets.keys(ref.kind, ref.ns, ref.name);
+  if (!found) return std::nullopt;
+  const std::optional<std::vector<std::string>>& keys = *found;  // nullopt: does not exist
+  const bool has_key = keys && std::find(keys->begin(), keys->end(), ref.key) != keys->end();
   Problem p = make_problem(ref.owner_kind, ref.owner, ref.field, "");
   if (!keys) {
     p.field += ".name";
     p.message = what + " not found";
     const Kind other = ref.kind == AssetKind::secret ? Kind::config_map : Kind::secret;
-    if (auto e = assets.exists(other, ref.ns, ref.name); e && *e) {
+    if (auto e = assets.source().exists(other, ref.ns, ref.name); e && *e) {
       p.message += "; a " + std::string(other == Kind::secret ? "Secret" : "ConfigMap") +
                    " of that name exists, but this field takes a " + kind_word(ref.kind);
     } else {
@@ -152,8 +181,9 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   // References: every occurrence, attributed to the object that holds it. Those of the
   // blocks upstream does not render (monitor and Probe oauth2/authorization) are only
   // read by upstream, not needed: a warning, unless --agent-compat=fixed renders them.
+  AssetKeys keys(assets);
   for (const auto& ref : collect_asset_refs(h, true)) {
-    auto p = check_reference(ref, assets);
+    auto p = check_reference(ref, keys);
     if (!p) continue;
     const bool monitor = ref.owner_kind == Kind::service_monitor ||
                          ref.owner_kind == Kind::pod_monitor || ref.owner_kind == Kind::probe;
