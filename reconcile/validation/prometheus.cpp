@@ -79,6 +79,10 @@ Complaint check_label_name(std::string_view name) {
 }
 
 Complaint check_label_value(std::string_view value) {
+  if (value.size() > kMaxLabelValueBytes) {
+    return "the label value is " + std::to_string(value.size()) + " bytes long; at most " +
+           std::to_string(kMaxLabelValueBytes) + " are accepted";
+  }
   if (!is_valid_utf8(value)) return "the label value is not valid UTF-8";
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 // a value that fails it makes the agent refuse the whole file.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -16,7 +17,10 @@ namespace aop::validation {
 // `^[a-zA-Z_][a-zA-Z0-9_]*$` (model.LabelName.IsValid before UTF-8 names).
 bool is_label_name(std::string_view name);
 Complaint check_label_name(std::string_view name);
-// Label values: valid UTF-8.
+// Label values: valid UTF-8, at most kMaxLabelValueBytes (Prometheus sets no bound, but
+// every series carries the value: remote-write receivers refuse far shorter ones, Mimir
+// 2,048 bytes by default, and a multi-megabyte value costs each reconcile its copies).
+inline constexpr std::size_t kMaxLabelValueBytes = 64 * 1024;
 Complaint check_label_value(std::string_view value);
 // `^[a-zA-Z_:][a-zA-Z0-9_:]*$`.
 Complaint check_metric_name(std::string_view name);

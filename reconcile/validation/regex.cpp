@@ -72,6 +72,10 @@ RegexCache& cache() {
 }  // namespace
 
 Complaint check_regex(std::string_view pattern, RegexUse use) {
+  if (pattern.size() > kMaxRegexBytes) {
+    return "the regular expression is " + std::to_string(pattern.size()) + " bytes long; at most " +
+           std::to_string(kMaxRegexBytes) + " are accepted";
+  }
   if (!is_valid_utf8(pattern)) return "the regular expression is not valid UTF-8";
   return cache().check(pattern, use);
 }

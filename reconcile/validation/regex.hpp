@@ -8,6 +8,7 @@
 //    `=~`) compile the expression as written.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 #include "reconcile/validation/report.hpp"
@@ -15,6 +16,11 @@
 namespace aop::validation {
 
 enum class RegexUse { prometheus_anchored, as_written };
+
+// Longer expressions are refused before they are compiled: compiling (and then rendering,
+// hashing and compressing) a multi-megabyte expression costs a reconcile hundreds of MiB,
+// and no scrape or log selection needs one this long.
+inline constexpr std::size_t kMaxRegexBytes = 64 * 1024;
 
 // Nothing when `pattern` compiles; otherwise RE2's reason ("invalid perl operator: (?=").
 // Results are cached by pattern (bounded), so checking the same expression again costs a

@@ -78,6 +78,10 @@ TEST(Regex, Re2SemanticsAsTheAgentCompilesThem) {
   // is accepted there, while a Loki stage would refuse it.
   EXPECT_FALSE(check_regex("a)|(b", RegexUse::prometheus_anchored));
   EXPECT_TRUE(refused(check_regex("a)|(b", RegexUse::as_written), "does not compile"));
+  // Bounded before compiling: a 10 MiB expression is refused, not compiled.
+  EXPECT_FALSE(check_regex(std::string(kMaxRegexBytes, 'x'), RegexUse::as_written));
+  EXPECT_TRUE(refused(check_regex(std::string(10u << 20, 'x'), RegexUse::prometheus_anchored),
+                      "is 10485760 bytes long; at most 65536 are accepted"));
   // Cached results stay right.
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(check_regex("(?<=x)", RegexUse::as_written).has_value());
@@ -96,6 +100,9 @@ TEST(Prometheus, LabelAndMetricNames) {
   EXPECT_FALSE(check_metric_name("http:requests_total"));
   EXPECT_TRUE(refused(check_metric_name("http-requests"), "metric name"));
   EXPECT_TRUE(refused(check_label_value("\xff"), "UTF-8"));
+  EXPECT_FALSE(check_label_value(std::string(kMaxLabelValueBytes, 'v')));
+  EXPECT_TRUE(refused(check_label_value(std::string(10u << 20, 'v')),
+                      "is 10485760 bytes long; at most 65536 are accepted"));
 }
 
 TEST(Prometheus, RelabelActionsInEitherSpelling) {

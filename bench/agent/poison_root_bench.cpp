@@ -1,0 +1,228 @@
+// What a whole reconcile's planning (plan_root: decode, discover, validate, render, build
+// the objects) costs on a root holding a poison input: a huge shard count, YAML alias
+// bombs in an additionalScrapeConfigs Secret and in a PodLogs match stage, 10 MiB
+// strings in a root-level field, a member field and a referenced Secret. Each case runs in
+// its own forked child, so that one case's peak does not hide the next one's (ru_maxrss
+// only grows); the cluster (its YAML parsed, the 10 MiB strings built) is made before the
+// fork and not counted: the live controller gets those objects from its caches.
+//
+//   build/release/bench/agent_poison_root_bench
+//
+// Prints one line per case: name, CPU ms (user + system), extra peak RSS in MiB, and how
+// the plan ended (its failure, or the number of problems). Exit status 1 if any case
+// planned without a failure or a problem, or took >= 1 s CPU or >= 64 MiB.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "k8s/yaml.hpp"
+#include "reconcile/agent/memory_cluster.hpp"
+#include "reconcile/agent/pipeline.hpp"
+
+namespace {
+
+using aop::agent::Kind;
+using aop::agent::MemoryCluster;
+namespace json = boost::json;
+
+struct Usage {
+  double cpu_ms = 0;
+  long max_rss_kib = 0;
+};
+
+Usage usage() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const auto ms = [](const timeval& t) { return t.tv_sec * 1000.0 + t.tv_usec / 1000.0; };
+  return {ms(ru.ru_utime) + ms(ru.ru_stime), ru.ru_maxrss};
+}
+
+// Current resident set size in KiB (ru_maxrss of a fresh fork is the parent's peak).
+long current_rss_kib() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  long pages = 0;
+  long resident = 0;
+  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+  std::fclose(f);
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// 10^9 nodes once expanded, from 500 bytes.
+constexpr const char* kAliasBomb =
+    "a0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol,lol]\n"
+    "a1: &a1 [*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0]\n"
+    "a2: &a2 [*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1]\n"
+    "a3: &a3 [*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2]\n"
+    "a4: &a4 [*a3,*a3,*a3,*a3,*a3,*a3,*a3,*a3,*a3,*a3]\n"
+    "a5: &a5 [*a4,*a4,*a4,*a4,*a4,*a4,*a4,*a4,*a4,*a4]\n"
+    "a6: &a6 [*a5,*a5,*a5,*a5,*a5,*a5,*a5,*a5,*a5,*a5]\n"
+    "a7: &a7 [*a6,*a6,*a6,*a6,*a6,*a6,*a6,*a6,*a6,*a6]\n"
+    "a8: &a8 [*a7,*a7,*a7,*a7,*a7,*a7,*a7,*a7,*a7,*a7]\n";
+
+const std::string kTenMiB(10u << 20, 'x');
+
+json::object parse(std::string_view yaml) {
+  auto v = aop::k8s::yaml::parse(yaml);
+  if (!v || !v->is_object()) {
+    std::fprintf(stderr, "bench fixture does not parse\n");
+    std::exit(2);
+  }
+  return v->as_object();
+}
+
+// A root with one MetricsInstance (and, with `logs`, one LogsInstance), edited by `poison`.
+MemoryCluster cluster(const std::function<void(std::vector<json::object>&)>& poison) {
+  std::vector<json::object> objects{
+      parse("{apiVersion: v1, kind: Namespace, metadata: {name: ns}}"),
+      parse(R"y({apiVersion: monitoring.grafana.com/v1alpha1, kind: GrafanaAgent,
+                metadata: {name: agent, namespace: ns, uid: ga-1},
+                spec: {metrics: {instanceSelector: {}}, logs: {instanceSelector: {}}}})y"),
+      parse(R"y({apiVersion: monitoring.grafana.com/v1alpha1, kind: MetricsInstance,
+                metadata: {name: metrics, namespace: ns},
+                spec: {remoteWrite: [{url: "http://mimir:9009/api/v1/push"}],
+                       serviceMonitorSelector: {}}})y"),
+      parse(R"y({apiVersion: monitoring.coreos.com/v1, kind: ServiceMonitor,
+                metadata: {name: web, namespace: ns},
+                spec: {selector: {matchLabels: {app: web}},
+                       endpoints: [{port: http, relabelings: [{sourceLabels: [a],
+                                    regex: "(.*)", targetLabel: b}]}]}})y"),
+  };
+  poison(objects);
+  MemoryCluster c;
+  for (auto& o : objects) {
+    if (!c.add(json::value(std::move(o)))) std::exit(2);
+  }
+  return c;
+}
+
+json::object& find(std::vector<json::object>& objects, std::string_view kind) {
+  for (auto& o : objects) {
+    if (o.at("kind").as_string() == kind) return o;
+  }
+  std::exit(2);
+}
+
+json::object secret(std::string_view name, std::string_view key, const std::string& value) {
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "Secret"},
+                      {"metadata", json::object{{"name", name}, {"namespace", "ns"}}},
+                      {"stringData", json::object{{key, value}}}};
+}
+
+struct Case {
+  std::string name;
+  MemoryCluster cluster;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  out.push_back(
+      {"shards: 2147483647", cluster([](auto& objects) {
+         find(objects, "GrafanaAgent")["spec"].as_object()["metrics"].as_object()["shards"] =
+             2147483647;
+       })});
+  out.push_back({"alias bomb, additionalScrapeConfigs Secret", cluster([](auto& objects) {
+                   find(objects, "MetricsInstance")["spec"].as_object()["additionalScrapeConfigs"] =
+                       json::object{{"name", "extra"}, {"key", "scrape.yaml"}};
+                   objects.push_back(secret("extra", "scrape.yaml", kAliasBomb));
+                 })});
+  out.push_back({"alias bomb, PodLogs match stage", cluster([](auto& objects) {
+                   objects.push_back(parse(R"y({apiVersion: monitoring.grafana.com/v1alpha1,
+                       kind: LogsInstance, metadata: {name: logs, namespace: ns},
+                       spec: {clients: [{url: "http://loki:3100/loki/api/v1/push"}],
+                              podLogsSelector: {}}})y"));
+                   json::object pl = parse(R"y({apiVersion: monitoring.grafana.com/v1alpha1,
+                       kind: PodLogs, metadata: {name: pods, namespace: ns},
+                       spec: {selector: {}, pipelineStages: [{match: {selector: '{app="x"}'}}]}})y");
+                   pl["spec"]
+                       .as_object()["pipelineStages"]
+                       .as_array()[0]
+                       .as_object()["match"]
+                       .as_object()["stages"] = kAliasBomb;
+                   objects.push_back(std::move(pl));
+                 })});
+  out.push_back({"10 MiB external label value (root)", cluster([](auto& objects) {
+                   find(objects, "GrafanaAgent")["spec"]
+                       .as_object()["metrics"]
+                       .as_object()["externalLabels"] = json::object{{"cluster", kTenMiB}};
+                 })});
+  out.push_back({"10 MiB relabel regex (ServiceMonitor)", cluster([](auto& objects) {
+                   find(objects, "ServiceMonitor")["spec"]
+                       .as_object()["endpoints"]
+                       .as_array()[0]
+                       .as_object()["relabelings"]
+                       .as_array()[0]
+                       .as_object()["regex"] = kTenMiB;
+                 })});
+  out.push_back({"10 MiB additionalScrapeConfigs Secret", cluster([](auto& objects) {
+                   find(objects, "MetricsInstance")["spec"].as_object()["additionalScrapeConfigs"] =
+                       json::object{{"name", "extra"}, {"key", "scrape.yaml"}};
+                   objects.push_back(secret("extra", "scrape.yaml", "- job_name: " + kTenMiB));
+                 })});
+  return out;
+}
+
+struct Outcome {
+  double cpu_ms;
+  double extra_mib;
+  bool reported;
+  char how[240];
+};
+
+}  // namespace
+
+int main() {
+  int status = 0;
+  std::printf("%-44s %10s %12s  %s\n", "case", "CPU ms", "extra MiB", "outcome");
+  for (const Case& c : cases()) {
+    const auto root = c.cluster.compact(Kind::grafana_agent).front();
+    int fds[2];
+    if (pipe(fds) != 0) return 2;
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      const long baseline_kib = current_rss_kib();
+      const Usage before = usage();
+      aop::agent::DecodeCache uncached(false);
+      const aop::agent::RootPlan plan = aop::agent::plan_root(
+          *root, aop::agent::PipelineInputs{c.cluster, c.cluster, aop::agent::Options{}, uncached,
+                                            "operator.agent.grafana.com/applied-hash"});
+      const Usage after = usage();
+      Outcome o{};
+      o.cpu_ms = after.cpu_ms - before.cpu_ms;
+      o.extra_mib =
+          static_cast<double>(std::max(after.max_rss_kib, baseline_kib) - baseline_kib) / 1024.0;
+      o.reported = plan.failure.has_value() || !plan.problems.empty();
+      std::string how = plan.failure ? std::string(aop::runtime::reason(plan.failure->code)) +
+                                           ": " + plan.failure->message
+                        : !plan.problems.empty() ? "problem: " + plan.problems.front().str()
+                                                 : std::string("(planned without a report)");
+      std::snprintf(o.how, sizeof o.how, "%s", how.c_str());
+      if (write(fds[1], &o, sizeof o) != static_cast<ssize_t>(sizeof o)) _exit(2);
+      _exit(0);
+    }
+    close(fds[1]);
+    Outcome o{};
+    const bool got = read(fds[0], &o, sizeof o) == static_cast<ssize_t>(sizeof o);
+    close(fds[0]);
+    int child = 0;
+    waitpid(pid, &child, 0);
+    if (!got || !WIFEXITED(child) || WEXITSTATUS(child) != 0) {
+      std::printf("%-44s %10s %12s  child failed (status %d)\n", c.name.c_str(), "-", "-", child);
+      status = 1;
+      continue;
+    }
+    std::printf("%-44s %10.1f %12.1f  %.160s\n", c.name.c_str(), o.cpu_ms, o.extra_mib, o.how);
+    if (!o.reported || o.cpu_ms >= 1000 || o.extra_mib >= 64) status = 1;
+  }
+  return status;
+}
