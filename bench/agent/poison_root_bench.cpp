@@ -23,9 +23,11 @@
 
 #include <boost/json.hpp>
 
+#include "bench/process_usage.hpp"
 #include "k8s/yaml.hpp"
 #include "reconcile/agent/memory_cluster.hpp"
 #include "reconcile/agent/pipeline.hpp"
+#include "tests/k8s/yaml_poison.hpp"
 
 namespace {
 
@@ -33,40 +35,12 @@ using aop::agent::Kind;
 using aop::agent::MemoryCluster;
 namespace json = boost::json;
 
-struct Usage {
-  double cpu_ms = 0;
-  long max_rss_kib = 0;
-};
+using aop::bench::current_rss_kib;
+using aop::bench::usage;
+using aop::bench::Usage;
 
-Usage usage() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  const auto ms = [](const timeval& t) { return t.tv_sec * 1000.0 + t.tv_usec / 1000.0; };
-  return {ms(ru.ru_utime) + ms(ru.ru_stime), ru.ru_maxrss};
-}
-
-// Current resident set size in KiB (ru_maxrss of a fresh fork is the parent's peak).
-long current_rss_kib() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  long pages = 0;
-  long resident = 0;
-  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-  std::fclose(f);
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-// 10^9 nodes once expanded, from 500 bytes.
-constexpr const char* kAliasBomb =
-    "a0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol,lol]\n"
-    "a1: &a1 [*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0]\n"
-    "a2: &a2 [*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1]\n"
-    "a3: &a3 [*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2]\n"
-    "a4: &a4 [*a3,*a3,*a3,*a3,*a3,*a3,*a3,*a3,*a3,*a3]\n"
-    "a5: &a5 [*a4,*a4,*a4,*a4,*a4,*a4,*a4,*a4,*a4,*a4]\n"
-    "a6: &a6 [*a5,*a5,*a5,*a5,*a5,*a5,*a5,*a5,*a5,*a5]\n"
-    "a7: &a7 [*a6,*a6,*a6,*a6,*a6,*a6,*a6,*a6,*a6,*a6]\n"
-    "a8: &a8 [*a7,*a7,*a7,*a7,*a7,*a7,*a7,*a7,*a7,*a7]\n";
+// 10^8 scalars once its aliases are expanded, from under 1 KiB.
+const std::string kAliasBomb = aop::test::laughs(8);
 
 const std::string kTenMiB(10u << 20, 'x');
 

@@ -15,34 +15,15 @@
 #include <cstring>
 #include <string>
 
+#include "bench/process_usage.hpp"
 #include "k8s/yaml.hpp"
 #include "tests/k8s/yaml_poison.hpp"
 
 namespace {
 
-struct Usage {
-  double cpu_ms = 0;
-  long max_rss_kib = 0;
-};
-
-Usage usage() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  const auto ms = [](const timeval& t) { return t.tv_sec * 1000.0 + t.tv_usec / 1000.0; };
-  return {ms(ru.ru_utime) + ms(ru.ru_stime), ru.ru_maxrss};
-}
-
-// Current resident set size in KiB (ru_maxrss of a fresh fork is the parent's peak, so
-// the child's baseline is read from /proc).
-long current_rss_kib() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  long pages = 0;
-  long resident = 0;
-  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-  std::fclose(f);
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
+using aop::bench::current_rss_kib;
+using aop::bench::usage;
+using aop::bench::Usage;
 
 struct Outcome {
   double cpu_ms;
