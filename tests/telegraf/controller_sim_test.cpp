@@ -425,5 +425,34 @@ metadata:
       [&] { return h.config("app-c").find("prometheus_db") != std::string::npos; }));
 }
 
+// A ConfigMap of telegraf's name that the controller did not create (no managed-by label)
+// is not taken over: it stays byte-identical, the Deployment that would mount it is not
+// written, and the annotated Namespace gets a NotOwned Warning Event naming it.
+TEST(TelegrafSimTest, AnObjectWithTelegrafsNameThatItDidNotCreateIsNotTakenOver) {
+  HarnessOptions ho;
+  ho.objects =
+      "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app-d\n"
+      "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " +
+      std::string(kConfigMapName) + "\n  namespace: app-d\ndata:\n  mine: \"yes\"\n";
+  Harness h(std::move(ho));
+  h.start();
+  const json::value before = h.config_map("app-d");
+  ASSERT_FALSE(before.is_null());
+  h.annotate_namespace("app-d", "- web: \"http://web.app-d.svc:8080/metrics\"\n");
+  ASSERT_TRUE(tst::wait_until([&] {
+    return !h.server_events("Namespace", "app-d", "NotOwned").empty();
+  })) << "no NotOwned Event";
+  const auto events = h.server_events("Namespace", "app-d", "NotOwned");
+  const std::string message(events.front().at("message").as_string());
+  EXPECT_NE(message.find("ConfigMap app-d/" + std::string(kConfigMapName)), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("it lacks the label app.kubernetes.io/managed-by="), std::string::npos)
+      << message;
+  const auto reconciles = h.module->reconciles("app-d");
+  ASSERT_TRUE(tst::wait_until([&] { return h.module->reconciles("app-d") >= reconciles + 2; }));
+  EXPECT_EQ(h.config_map("app-d"), before);
+  EXPECT_TRUE(h.deployment("app-d").is_null());
+}
+
 }  // namespace
 }  // namespace aop::telegraf::testing
