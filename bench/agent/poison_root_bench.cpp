@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,15 +41,20 @@ using aop::bench::usage;
 using aop::bench::Usage;
 
 // 10^8 scalars once its aliases are expanded, from under 1 KiB.
-const std::string kAliasBomb = aop::test::laughs(8);
+const std::string& alias_bomb() {
+  static const std::string bomb = aop::test::laughs(8);
+  return bomb;
+}
 
-const std::string kTenMiB(10u << 20, 'x');
+const std::string& ten_mib() {
+  static const std::string text(10u << 20, 'x');
+  return text;
+}
 
 json::object parse(std::string_view yaml) {
   auto v = aop::k8s::yaml::parse(yaml);
   if (!v || !v->is_object()) {
-    std::fprintf(stderr, "bench fixture does not parse\n");
-    std::exit(2);
+    throw std::runtime_error("a bench fixture does not parse");  // a bug of the bench
   }
   return v->as_object();
 }
@@ -73,7 +79,7 @@ MemoryCluster cluster(const std::function<void(std::vector<json::object>&)>& poi
   poison(objects);
   MemoryCluster c;
   for (auto& o : objects) {
-    if (!c.add(json::value(std::move(o)))) std::exit(2);
+    if (!c.add(json::value(std::move(o)))) throw std::runtime_error("a fixture is not an object");
   }
   return c;
 }
@@ -82,7 +88,7 @@ json::object& find(std::vector<json::object>& objects, std::string_view kind) {
   for (auto& o : objects) {
     if (o.at("kind").as_string() == kind) return o;
   }
-  std::exit(2);
+  throw std::runtime_error("no " + std::string(kind) + " in the fixture");
 }
 
 json::object secret(std::string_view name, std::string_view key, const std::string& value) {
@@ -107,7 +113,7 @@ std::vector<Case> cases() {
   out.push_back({"alias bomb, additionalScrapeConfigs Secret", cluster([](auto& objects) {
                    find(objects, "MetricsInstance")["spec"].as_object()["additionalScrapeConfigs"] =
                        json::object{{"name", "extra"}, {"key", "scrape.yaml"}};
-                   objects.push_back(secret("extra", "scrape.yaml", kAliasBomb));
+                   objects.push_back(secret("extra", "scrape.yaml", alias_bomb()));
                  })});
   out.push_back({"alias bomb, PodLogs match stage", cluster([](auto& objects) {
                    objects.push_back(parse(R"y({apiVersion: monitoring.grafana.com/v1alpha1,
@@ -121,13 +127,13 @@ std::vector<Case> cases() {
                        .as_object()["pipelineStages"]
                        .as_array()[0]
                        .as_object()["match"]
-                       .as_object()["stages"] = kAliasBomb;
+                       .as_object()["stages"] = alias_bomb();
                    objects.push_back(std::move(pl));
                  })});
   out.push_back({"10 MiB external label value (root)", cluster([](auto& objects) {
                    find(objects, "GrafanaAgent")["spec"]
                        .as_object()["metrics"]
-                       .as_object()["externalLabels"] = json::object{{"cluster", kTenMiB}};
+                       .as_object()["externalLabels"] = json::object{{"cluster", ten_mib()}};
                  })});
   out.push_back({"10 MiB relabel regex (ServiceMonitor)", cluster([](auto& objects) {
                    find(objects, "ServiceMonitor")["spec"]
@@ -135,12 +141,12 @@ std::vector<Case> cases() {
                        .as_array()[0]
                        .as_object()["relabelings"]
                        .as_array()[0]
-                       .as_object()["regex"] = kTenMiB;
+                       .as_object()["regex"] = ten_mib();
                  })});
   out.push_back({"10 MiB additionalScrapeConfigs Secret", cluster([](auto& objects) {
                    find(objects, "MetricsInstance")["spec"].as_object()["additionalScrapeConfigs"] =
                        json::object{{"name", "extra"}, {"key", "scrape.yaml"}};
-                   objects.push_back(secret("extra", "scrape.yaml", "- job_name: " + kTenMiB));
+                   objects.push_back(secret("extra", "scrape.yaml", "- job_name: " + ten_mib()));
                  })});
   return out;
 }
