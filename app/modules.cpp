@@ -24,6 +24,7 @@ Result<std::vector<std::unique_ptr<runtime::ControllerModule>>> make_modules(
       agent::AgentModuleOptions a;
       a.agent = agent_options(o);
       a.agent_selector = o.agent_selector;
+      a.incremental_render = o.agent_incremental_render;
       modules.push_back(agent::make_agent_module(ctx, std::move(a)));
     } else if (name == "telegraf") {
       modules.push_back(telegraf::make_telegraf_module(ctx, o.telegraf));

@@ -26,24 +26,26 @@ object string_object(const StringMap& m) {
 
 // ---- secrets --------------------------------------------------------------------------
 
-value RenderContext::secret_value(std::string_view ns, const SecretKeySelector& sel) {
-  const std::string key = secret_asset_key(ns, sel);
+value RenderContext::asset_value(std::string key) {
   const auto it = assets_.values.find(key);
-  if (it == assets_.values.end()) {
+  const bool found = it != assets_.values.end();
+  if (reads_ != nullptr) {
+    reads_->push_back(
+        AssetRead{key, found ? std::optional<std::string>(it->second) : std::nullopt});
+  }
+  if (!found) {
     fail("key not provided: " + key);
     return nullptr;
   }
   return value(it->second);
 }
 
+value RenderContext::secret_value(std::string_view ns, const SecretKeySelector& sel) {
+  return asset_value(secret_asset_key(ns, sel));
+}
+
 value RenderContext::config_map_value(std::string_view ns, const ConfigMapKeySelector& sel) {
-  const std::string key = config_map_asset_key(ns, sel);
-  const auto it = assets_.values.find(key);
-  if (it == assets_.values.end()) {
-    fail("key not provided: " + key);
-    return nullptr;
-  }
-  return value(it->second);
+  return asset_value(config_map_asset_key(ns, sel));
 }
 
 std::string RenderContext::secret_path(std::string_view ns, const SecretKeySelector& sel) {

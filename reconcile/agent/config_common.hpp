@@ -13,6 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include "reconcile/agent/config.hpp"
+#include "reconcile/agent/fragments.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 
 namespace aop::agent::detail {
@@ -44,16 +45,16 @@ inline void set_ne_map(object& o, std::string_view key, object m) {
 array string_array(const std::vector<std::string>& v);
 object string_object(const StringMap& m);
 
-// The state of rendering one fragment: the asset store, options, the problems found and
-// the first fatal error.
+// The state of rendering one fragment: what it may read (the agent, the asset store and
+// the options: nothing else of the hierarchy, so that a member's fragment depends only on
+// the member and these), the problems found and the first fatal error.
 class RenderContext {
  public:
-  RenderContext(const Hierarchy& h, const AssetStore& assets, const Options& options,
-                std::vector<Problem>* problems)
-      : h_(h), assets_(assets), options_(options), problems_(problems) {}
+  RenderContext(const GrafanaAgent& agent, const AssetStore& assets, const Options& options,
+                std::vector<Problem>* problems, std::vector<AssetRead>* reads = nullptr)
+      : agent_(agent), assets_(assets), options_(options), problems_(problems), reads_(reads) {}
 
-  const Hierarchy& hierarchy() const { return h_; }
-  const GrafanaAgent& agent() const { return h_.agent; }
+  const GrafanaAgent& agent() const { return agent_; }
   const Options& options() const { return options_; }
   bool fixed() const { return options_.compat == Compat::fixed; }
 
@@ -87,10 +88,14 @@ class RenderContext {
   void warn(Kind kind, const ObjectMeta& m, std::string field, std::string message);
 
  private:
-  const Hierarchy& h_;
+  // A referenced key's value (recorded in reads_), or null after fail().
+  value asset_value(std::string key);
+
+  const GrafanaAgent& agent_;
   const AssetStore& assets_;
   const Options& options_;
   std::vector<Problem>* problems_;
+  std::vector<AssetRead>* reads_;
   std::optional<std::string> error_;
 };
 

@@ -163,6 +163,7 @@ struct AgentController::Impl {
   LiveClusterView view{caches};
   AssetContents contents;
   DecodeCache decode_cache;
+  FragmentCache fragment_cache{options.incremental_render};
   runtime::DependencyIndex index;
   std::unique_ptr<runtime::ApplyEngine> engine;
   std::unique_ptr<runtime::StatusWriter> status;
@@ -279,6 +280,7 @@ void AgentController::Impl::register_handlers() {
   on_agent.on_delete = [this](const k8s::ObjectPtr& o) {
     if (!o) return;
     decode_cache.forget(o->uid());
+    fragment_cache.forget(o->uid());
     enqueue(o->key().str());
   };
   agents->add_handler(on_agent);
@@ -399,7 +401,7 @@ asio::awaitable<Planned> AgentController::Impl::read_and_plan(const std::string&
       PlanPass p;
       PlanningAssets assets(caches, contents);
       p.plan = plan_root(*root, PipelineInputs{view, assets, options.agent, decode_cache,
-                                               engine->options().hash_annotation});
+                                               engine->options().hash_annotation, &fragment_cache});
       p.missed = assets.missed();
       return p;
     };

@@ -31,6 +31,10 @@ namespace aop::agent {
 struct AgentModuleOptions {
   Options agent;               // operator labels, version, compat
   std::string agent_selector;  // --agent-selector: label-selector string ("" = every agent)
+  // --agent-incremental-render: keep each member's rendered fragment and render again
+  // only the members that changed (fragment_cache.hpp); false renders every member on
+  // every reconcile.
+  bool incremental_render = true;
 };
 
 // The Grafana Agent controller module. The extra accessors serve tests and benchmarks.

@@ -1,6 +1,7 @@
 // The render-fragments stage (pipeline.hpp): each member's share of the configuration,
 // rendered on its own with its own problems and error.
 #include "reconcile/agent/config_common.hpp"
+#include "reconcile/agent/fragment_cache.hpp"
 #include "reconcile/agent/pipeline.hpp"
 
 namespace aop::agent {
@@ -10,12 +11,13 @@ namespace json = boost::json;
 
 namespace {
 
-// Runs `render(ctx)` in a context of its own and keeps what it found.
+// Runs `render(ctx)` in a context of its own and keeps what it found (and, with `reads`,
+// every referenced key it looked up).
 template <class Render>
 ScrapeFragment scrape_fragment(const Hierarchy& h, const AssetStore& assets, const Options& options,
-                               Render&& render) {
+                               Render&& render, std::vector<AssetRead>* reads = nullptr) {
   ScrapeFragment f;
-  RenderContext ctx(h, assets, options, &f.problems);
+  RenderContext ctx(h.agent, assets, options, &f.problems, reads);
   f.configs = render(ctx);
   f.error = ctx.error();
   return f;
@@ -24,7 +26,7 @@ ScrapeFragment scrape_fragment(const Hierarchy& h, const AssetStore& assets, con
 GlobalFragment global_fragment(const Hierarchy& h, const AssetStore& assets, const Options& options,
                                bool with_replica) {
   GlobalFragment f;
-  RenderContext ctx(h, assets, options, &f.problems);
+  RenderContext ctx(h.agent, assets, options, &f.problems);
   f.fields = detail::metrics_global(ctx, with_replica);
   f.error = ctx.error();
   return f;
@@ -36,7 +38,7 @@ InstanceFragment instance_fragment(const Hierarchy& h, const AssetStore& assets,
                                    const std::string& owner, Fields&& fields) {
   InstanceFragment f;
   {
-    RenderContext ctx(h, assets, options, &f.problems);
+    RenderContext ctx(h.agent, assets, options, &f.problems);
     f.fields = fields(ctx);
     f.error = ctx.error();
   }
@@ -49,14 +51,86 @@ InstanceFragment instance_fragment(const Hierarchy& h, const AssetStore& assets,
   return f;
 }
 
+// One root's kept fragments during a render: what the last render kept (`old`) and what
+// this one keeps (`now`: the fragments it used), put back into the cache at the end.
+class Reuse {
+ public:
+  Reuse(FragmentCache& cache, std::string root_uid, std::string_view inputs)
+      : cache_(cache),
+        root_uid_(std::move(root_uid)),
+        inputs_(inputs),
+        old_(cache.take(root_uid_)) {}
+  ~Reuse() {
+    cache_.count(hits_, misses_);
+    cache_.put(root_uid_, std::move(now_));
+  }
+  Reuse(const Reuse&) = delete;
+  Reuse& operator=(const Reuse&) = delete;
+
+  // The kept fragment of `key` if it was rendered from the same inputs, else null.
+  const ScrapeFragment* find(const MemberKey& key, const ObjectMeta& m, const AssetStore& assets) {
+    if (!keepable(m)) return nullptr;
+    const auto it = old_.find(key);
+    if (it == old_.end() || !current(it->second, m, assets)) {
+      ++misses_;
+      return nullptr;
+    }
+    ++hits_;
+    const auto kept = now_.insert_or_assign(key, std::move(it->second)).first;
+    old_.erase(it);
+    return &kept->second.fragment;
+  }
+
+  void keep(const MemberKey& key, const ObjectMeta& m, std::vector<AssetRead> reads,
+            const ScrapeFragment& fragment) {
+    if (!keepable(m)) return;
+    now_.insert_or_assign(
+        key, FragmentCache::Entry{m.uid, m.resource_version, inputs_, std::move(reads), fragment});
+  }
+
+ private:
+  static bool keepable(const ObjectMeta& m) {
+    return !m.uid.empty() && !m.resource_version.empty();
+  }
+
+  bool current(const FragmentCache::Entry& e, const ObjectMeta& m, const AssetStore& assets) const {
+    if (e.uid != m.uid || e.resource_version != m.resource_version || e.root_inputs != inputs_) {
+      return false;
+    }
+    for (const auto& read : e.reads) {
+      const auto it = assets.values.find(read.key);
+      const bool found = it != assets.values.end();
+      if (found != read.value.has_value() || (found && it->second != *read.value)) return false;
+    }
+    return true;
+  }
+
+  FragmentCache& cache_;
+  std::string root_uid_;
+  std::string inputs_;
+  FragmentCache::RootEntries old_;
+  FragmentCache::RootEntries now_;
+  std::uint64_t hits_ = 0;
+  std::uint64_t misses_ = 0;
+};
+
 template <class Member, class Render>
-void member_fragment(Fragments& f, Kind kind, const Member& m, const Hierarchy& h,
+void member_fragment(Fragments& f, Reuse* reuse, Kind kind, const Member& m, const Hierarchy& h,
                      const AssetStore& assets, const Options& options, Render&& render) {
   MemberKey key{kind, {m.metadata.ns, m.metadata.name}};
   if (f.members.contains(key)) return;  // selected by an earlier instance too
-  f.members.emplace(std::move(key), scrape_fragment(h, assets, options, [&](RenderContext& ctx) {
-                      return render(ctx, m);
-                    }));
+  if (reuse != nullptr) {
+    if (const ScrapeFragment* kept = reuse->find(key, m.metadata, assets)) {
+      f.members.emplace(std::move(key), *kept);
+      return;
+    }
+  }
+  std::vector<AssetRead> reads;
+  ScrapeFragment fragment = scrape_fragment(
+      h, assets, options, [&](RenderContext& ctx) { return render(ctx, m); },
+      reuse != nullptr ? &reads : nullptr);
+  if (reuse != nullptr) reuse->keep(key, m.metadata, std::move(reads), fragment);
+  f.members.emplace(std::move(key), std::move(fragment));
 }
 
 }  // namespace
@@ -95,8 +169,15 @@ std::string config_secret_name(const GrafanaAgent& agent, ConfigFile file) {
 }
 
 Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets,
-                                    const Options& options) {
+                                    const Options& options, FragmentCache* cache,
+                                    std::string_view root_inputs) {
   Outcome<Fragments> out;
+  std::optional<Reuse> reuse;
+  if (cache != nullptr && cache->enabled() && !h.agent.metadata.uid.empty() &&
+      !root_inputs.empty()) {
+    reuse.emplace(*cache, h.agent.metadata.uid, root_inputs);
+  }
+  Reuse* const r = reuse ? &*reuse : nullptr;
   Fragments& f = out.value;
   f.server = detail::server_block(h.agent);
   // Rendered whatever files the hierarchy needs: an error in one matters only to the
@@ -109,15 +190,15 @@ Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets
         h, assets, options, mi, "MetricsInstance " + mi.metadata.ns + "/" + mi.metadata.name,
         [&](RenderContext& ctx) { return detail::metrics_instance_fields(ctx, mi); }));
     for (const auto& sm : e.service_monitors) {
-      member_fragment(f, Kind::service_monitor, sm, h, assets, options,
+      member_fragment(f, r, Kind::service_monitor, sm, h, assets, options,
                       detail::service_monitor_scrape_configs);
     }
     for (const auto& pm : e.pod_monitors) {
-      member_fragment(f, Kind::pod_monitor, pm, h, assets, options,
+      member_fragment(f, r, Kind::pod_monitor, pm, h, assets, options,
                       detail::pod_monitor_scrape_configs);
     }
     for (const auto& p : e.probes) {
-      member_fragment(f, Kind::probe, p, h, assets, options, detail::probe_scrape_configs);
+      member_fragment(f, r, Kind::probe, p, h, assets, options, detail::probe_scrape_configs);
     }
   }
   for (const auto& e : h.logs) {
@@ -128,7 +209,8 @@ Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets
     inst.trailing = detail::logs_instance_trailing(li);
     f.logs_instances.push_back(std::move(inst));
     for (const auto& pl : e.pod_logs) {
-      member_fragment(f, Kind::pod_logs, pl, h, assets, options, detail::pod_logs_scrape_configs);
+      member_fragment(f, r, Kind::pod_logs, pl, h, assets, options,
+                      detail::pod_logs_scrape_configs);
     }
   }
   for (const auto& in : h.integrations) {

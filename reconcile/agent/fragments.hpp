@@ -30,6 +30,15 @@
 
 namespace aop::agent {
 
+// One lookup of a referenced key while rendering a fragment: the asset key and what it
+// held (nothing: not provided). A kept fragment stays valid while every read it made
+// still finds the same (fragment_cache.hpp).
+struct AssetRead {
+  std::string key;
+  std::optional<std::string> value;
+  bool operator==(const AssetRead&) const = default;
+};
+
 // Scrape configs (or PodLogs jobs) of one member, in order; none when it was skipped.
 struct ScrapeFragment {
   boost::json::array configs;

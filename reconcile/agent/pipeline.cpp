@@ -311,7 +311,11 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   gather(plan, assets);
   if (plan.failure) return plan;
 
-  auto fragments = render_fragments(h, assets.value, in.options);
+  std::string inputs;
+  if (in.fragment_cache != nullptr && in.fragment_cache->enabled()) {
+    inputs = root_inputs(root, in.options);
+  }
+  auto fragments = render_fragments(h, assets.value, in.options, in.fragment_cache, inputs);
   gather(plan, fragments);
   auto configs = assemble(std::move(fragments.value), h);
   gather(plan, configs);  // a render failure: the steps before the failing file still run

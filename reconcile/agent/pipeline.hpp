@@ -64,6 +64,7 @@
 
 #include "reconcile/agent/cluster_view.hpp"
 #include "reconcile/agent/decode_cache.hpp"
+#include "reconcile/agent/fragment_cache.hpp"
 #include "reconcile/agent/fragments.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/objects.hpp"
@@ -157,9 +158,12 @@ Outcome<AssetStore> resolve_assets(const Hierarchy& hierarchy, const std::vector
                                    const AssetSource& source);
 
 // render fragments: one fragment per member, each rendered on its own (fragments.hpp).
-// Errors stay in the fragments; the stage itself never fails.
+// Errors stay in the fragments; the stage itself never fails. With a `cache` and the
+// root's `root_inputs` (fragment_cache.hpp), a member whose kept fragment was rendered
+// from the same inputs is not rendered again; the fragments are the same either way.
 Outcome<Fragments> render_fragments(const Hierarchy& hierarchy, const AssetStore& assets,
-                                    const Options& options);
+                                    const Options& options, FragmentCache* cache = nullptr,
+                                    std::string_view root_inputs = {});
 
 // assemble: the config files the hierarchy needs, in order, from the fragments
 // (consumed). The first file that includes a fragment with an error fails the stage
@@ -258,7 +262,8 @@ struct PipelineInputs {
   const AssetSource& assets;
   const Options& options;
   DecodeCache& decode_cache;
-  std::string_view hash_annotation;  // plan apply; empty: no hashes
+  std::string_view hash_annotation;         // plan apply; empty: no hashes
+  FragmentCache* fragment_cache = nullptr;  // render fragments; null: render every member
 };
 
 RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in);

@@ -1,0 +1,504 @@
+// Incremental rendering (reconcile/agent/fragment_cache.hpp): random sequences of cluster
+// changes (members added, edited, relabelled and deleted; referenced Secrets edited,
+// emptied, deleted and restored; root fields, shard counts and the backend changed;
+// instance selectors changed; the root deleted and created again), each step planned
+// twice: with the fragment and decode caches kept across steps, and from scratch. Every
+// generated object (its bytes and hash), every problem and the failure must be the same.
+// Seeded and deterministic: AOP_INCREMENTAL_SEED=<n> replays one seed, and a failure
+// names its seed and step.
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <boost/json.hpp>
+
+#include "k8s/base64.hpp"
+#include "reconcile/agent/memory_cluster.hpp"
+#include "reconcile/agent/pipeline.hpp"
+
+namespace aop::agent {
+namespace {
+
+namespace json = boost::json;
+using json::array;
+using json::object;
+using json::value;
+
+constexpr std::string_view kHash = "agent.example.com/hash";
+const std::vector<std::string> kNamespaces = {"apps", "web", "db"};
+const std::vector<std::string> kTeams = {"x", "y", "z"};
+
+// The cluster as the test changes it; every write bumps resourceVersion as the API
+// server does, and a created object gets a new UID.
+class Model {
+ public:
+  explicit Model(std::uint64_t seed) : rng_(seed) {}
+
+  std::mt19937_64& rng() { return rng_; }
+  int pick(int n) { return static_cast<int>(rng_() % static_cast<std::uint64_t>(n)); }
+  bool coin() { return pick(2) == 0; }
+  template <class T>
+  const T& one_of(const std::vector<T>& v) {
+    return v[static_cast<std::size_t>(pick(static_cast<int>(v.size())))];
+  }
+
+  using Key = std::tuple<std::string, std::string, std::string>;  // kind, ns, name
+
+  void put(object o) {
+    auto& md = o["metadata"].as_object();
+    const Key key{std::string(o["kind"].as_string()), std::string(md["namespace"].as_string()),
+                  std::string(md["name"].as_string())};
+    const auto it = objects_.find(key);
+    md["uid"] = it != objects_.end() ? it->second.at("metadata").at("uid")
+                                     : value("uid-" + std::to_string(++uids_));
+    md["resourceVersion"] = std::to_string(++rv_);
+    objects_[key] = std::move(o);
+  }
+  void erase(const Key& key) { objects_.erase(key); }
+  std::vector<Key> keys(std::string_view kind) const {
+    std::vector<Key> out;
+    for (const auto& [k, o] : objects_) {
+      if (std::get<0>(k) == kind) out.push_back(k);
+    }
+    return out;
+  }
+  const object* find(const Key& key) const {
+    const auto it = objects_.find(key);
+    return it == objects_.end() ? nullptr : &it->second;
+  }
+
+  MemoryCluster cluster() const {
+    MemoryCluster c;
+    for (const auto& [k, o] : objects_) EXPECT_TRUE(c.add(o).has_value());
+    return c;
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  std::map<Key, object> objects_;
+  std::uint64_t uids_ = 0;
+  std::uint64_t rv_ = 0;
+};
+
+object meta(const std::string& ns, const std::string& name, object labels = {}) {
+  return object{{"namespace", ns}, {"name", name}, {"labels", std::move(labels)}};
+}
+
+object secret_key(const std::string& name, const std::string& key) {
+  return object{{"name", name}, {"key", key}};
+}
+
+// A reference to one of the Secrets the model keeps (tok1, tok2; keys token, user, pass),
+// sometimes to a key or Secret that never exists.
+object some_ref(Model& m) {
+  const int r = m.pick(10);
+  if (r == 0) return secret_key("absent", "token");
+  if (r == 1) return secret_key("tok1", "nokey");
+  return secret_key(m.coin() ? "tok1" : "tok2", m.one_of<std::string>({"token", "user", "pass"}));
+}
+
+array relabelings(Model& m) {
+  array out;
+  for (int i = m.pick(3); i > 0; --i) {
+    out.push_back(object{{"sourceLabels", array{"__meta_kubernetes_pod_node_name"}},
+                         {"targetLabel", "node_" + std::to_string(m.pick(5))}});
+  }
+  if (m.pick(8) == 0) out.push_back(object{{"action", "replace"}, {"regex", "("}});  // invalid
+  return out;
+}
+
+object endpoint(Model& m) {
+  object e{{"port", "p" + std::to_string(m.pick(3))}};
+  if (m.coin()) e["interval"] = std::to_string(10 + m.pick(3) * 10) + "s";
+  if (m.pick(3) == 0) e["bearerTokenSecret"] = some_ref(m);
+  if (m.pick(4) == 0) e["basicAuth"] = object{{"username", some_ref(m)}, {"password", some_ref(m)}};
+  if (m.pick(4) == 0) {
+    e["tlsConfig"] = object{{"ca", object{{"secret", some_ref(m)}}}, {"serverName", "svc"}};
+  }
+  auto rl = relabelings(m);
+  if (!rl.empty()) e["relabelings"] = std::move(rl);
+  return e;
+}
+
+object member_labels(Model& m) {
+  return object{{"team", m.one_of(kTeams)}};
+}
+
+object service_monitor(Model& m, const std::string& ns, const std::string& name) {
+  array endpoints;
+  for (int i = 1 + m.pick(3); i > 0; --i) endpoints.push_back(endpoint(m));
+  object spec{{"selector", object{{"matchLabels", object{{"app", name}}}}},
+              {"endpoints", std::move(endpoints)}};
+  if (m.pick(4) == 0) spec["namespaceSelector"] = object{{"any", true}};
+  if (m.pick(4) == 0) spec["jobLabel"] = "app.kubernetes.io/name";
+  return object{{"apiVersion", "monitoring.coreos.com/v1"},
+                {"kind", "ServiceMonitor"},
+                {"metadata", meta(ns, name, member_labels(m))},
+                {"spec", std::move(spec)}};
+}
+
+object pod_monitor(Model& m, const std::string& ns, const std::string& name) {
+  array endpoints;
+  for (int i = 1 + m.pick(2); i > 0; --i) endpoints.push_back(endpoint(m));
+  return object{{"apiVersion", "monitoring.coreos.com/v1"},
+                {"kind", "PodMonitor"},
+                {"metadata", meta(ns, name, member_labels(m))},
+                {"spec", object{{"selector", object{{"matchLabels", object{{"app", name}}}}},
+                                {"podMetricsEndpoints", std::move(endpoints)}}}};
+}
+
+object probe(Model& m, const std::string& ns, const std::string& name) {
+  object spec{{"prober", object{{"url", "blackbox:9115"}}},
+              {"targets", object{{"staticConfig",
+                                  object{{"static", array{"https://" + name + ".example"}}}}}}};
+  if (m.coin()) spec["bearerTokenSecret"] = some_ref(m);
+  if (m.coin()) spec["interval"] = "30s";
+  return object{{"apiVersion", "monitoring.coreos.com/v1"},
+                {"kind", "Probe"},
+                {"metadata", meta(ns, name, member_labels(m))},
+                {"spec", std::move(spec)}};
+}
+
+object pod_logs(Model& m, const std::string& ns, const std::string& name) {
+  object spec{{"selector", object{{"matchLabels", object{{"app", name}}}}}};
+  auto rl = relabelings(m);
+  if (!rl.empty()) spec["relabelings"] = std::move(rl);
+  if (m.coin()) spec["jobLabel"] = "app";
+  return object{{"apiVersion", "monitoring.grafana.com/v1alpha1"},
+                {"kind", "PodLogs"},
+                {"metadata", meta(ns, name, member_labels(m))},
+                {"spec", std::move(spec)}};
+}
+
+object secret(Model& m, const std::string& ns, const std::string& name) {
+  object data;
+  for (const char* key : {"token", "user", "pass"}) {
+    if (m.pick(6) != 0) data[key] = k8s::base64_encode("v" + std::to_string(m.pick(4)));
+  }
+  return object{{"apiVersion", "v1"},
+                {"kind", "Secret"},
+                {"metadata", meta(ns, name)},
+                {"data", std::move(data)}};
+}
+
+object agent(Model& m) {
+  object metrics{{"instanceSelector", object{}},
+                 {"shards", 1 + m.pick(4)},
+                 {"remoteWrite", array{object{{"url", "https://prometheus/api/v1/write"}}}}};
+  if (m.coin()) metrics["scrapeInterval"] = std::to_string(15 + m.pick(3) * 15) + "s";
+  if (m.pick(3) == 0) metrics["ignoreNamespaceSelectors"] = true;
+  if (m.pick(3) == 0) metrics["enforcedNamespaceLabel"] = "tenant";
+  if (m.pick(3) == 0) metrics["externalLabels"] = object{{"site", "s" + std::to_string(m.pick(3))}};
+  object spec{{"metrics", std::move(metrics)}, {"logs", object{{"instanceSelector", object{}}}}};
+  if (m.pick(3) == 0) {
+    // The API server block is copied into every member's service discovery.
+    object api{{"host", "https://kube-" + std::to_string(m.pick(2)) + ":6443"}};
+    if (m.coin()) {
+      api["basicAuth"] =
+          object{{"username", secret_key("api", "user")}, {"password", secret_key("api", "pass")}};
+    }
+    spec["apiServer"] = std::move(api);
+  }
+  object md = meta("monitoring", "agent");
+  if (m.pick(4) == 0) md["annotations"] = object{{"operator.agent.grafana.com/backend", "alloy"}};
+  return object{{"apiVersion", "monitoring.grafana.com/v1alpha1"},
+                {"kind", "GrafanaAgent"},
+                {"metadata", std::move(md)},
+                {"spec", std::move(spec)}};
+}
+
+object team_selector(Model& m) {
+  if (m.pick(4) == 0) return object{};
+  array teams{value(m.one_of(kTeams))};
+  if (m.coin()) teams.push_back(value(m.one_of(kTeams)));
+  return object{{"matchExpressions",
+                 array{object{{"key", "team"}, {"operator", "In"}, {"values", std::move(teams)}}}}};
+}
+
+object metrics_instance(Model& m, const std::string& name) {
+  return object{{"apiVersion", "monitoring.grafana.com/v1alpha1"},
+                {"kind", "MetricsInstance"},
+                {"metadata", meta("monitoring", name)},
+                {"spec", object{{"serviceMonitorSelector", team_selector(m)},
+                                {"serviceMonitorNamespaceSelector", object{}},
+                                {"podMonitorSelector", team_selector(m)},
+                                {"podMonitorNamespaceSelector", object{}},
+                                {"probeSelector", team_selector(m)},
+                                {"probeNamespaceSelector", object{}}}}};
+}
+
+object logs_instance(Model& m) {
+  return object{{"apiVersion", "monitoring.grafana.com/v1alpha1"},
+                {"kind", "LogsInstance"},
+                {"metadata", meta("monitoring", "logs")},
+                {"spec", object{{"clients", array{object{{"url", "http://loki"}}}},
+                                {"podLogsSelector", team_selector(m)},
+                                {"podLogsNamespaceSelector", object{}}}}};
+}
+
+using MemberMaker = object (*)(Model&, const std::string&, const std::string&);
+struct MemberKind {
+  std::string kind;
+  MemberMaker make;
+};
+const std::vector<MemberKind> kMemberKinds = {{"ServiceMonitor", service_monitor},
+                                              {"PodMonitor", pod_monitor},
+                                              {"Probe", probe},
+                                              {"PodLogs", pod_logs}};
+
+void add_member(Model& m) {
+  const auto& k = m.one_of(kMemberKinds);
+  const std::string& ns = m.one_of(kNamespaces);
+  const std::string name = "m" + std::to_string(m.pick(12));
+  if (m.find({k.kind, ns, name}) == nullptr) m.put(k.make(m, ns, name));
+}
+
+void populate(Model& m) {
+  m.put(agent(m));
+  m.put(metrics_instance(m, "a"));
+  m.put(metrics_instance(m, "b"));
+  m.put(logs_instance(m));
+  m.put(secret(m, "monitoring", "api"));
+  for (const auto& ns : kNamespaces) {
+    m.put(secret(m, ns, "tok1"));
+    m.put(secret(m, ns, "tok2"));
+  }
+  for (int i = 0; i < 20; ++i) add_member(m);
+}
+
+// One random change; returns what it did (for the failure message).
+std::string change(Model& m) {
+  std::vector<Model::Key> members;
+  for (const auto& k : kMemberKinds) {
+    for (auto& key : m.keys(k.kind)) members.push_back(key);
+  }
+  const auto member = [&]() -> const Model::Key& { return m.one_of(members); };
+  switch (m.pick(11)) {
+    case 0:
+      add_member(m);
+      return "add a member";
+    case 1:
+    case 2:
+      if (members.empty()) return "nothing";
+      {
+        const auto key = member();
+        for (const auto& k : kMemberKinds) {
+          if (k.kind == std::get<0>(key)) m.put(k.make(m, std::get<1>(key), std::get<2>(key)));
+        }
+        return "edit " + std::get<0>(key) + " " + std::get<1>(key) + "/" + std::get<2>(key);
+      }
+    case 3:
+      if (members.empty()) return "nothing";
+      {
+        const auto key = member();
+        object o = *m.find(key);
+        o["metadata"].as_object()["labels"] = member_labels(m);
+        m.put(std::move(o));
+        return "relabel " + std::get<0>(key) + " " + std::get<2>(key);
+      }
+    case 4:
+      if (members.empty()) return "nothing";
+      {
+        const auto key = member();
+        m.erase(key);
+        return "delete " + std::get<0>(key) + " " + std::get<2>(key);
+      }
+    case 5:
+    case 6: {
+      const bool api = m.pick(4) == 0;
+      const std::string ns = api ? "monitoring" : m.one_of(kNamespaces);
+      const std::string name = api ? "api" : (m.coin() ? "tok1" : "tok2");
+      if (m.pick(5) == 0) {
+        m.erase({"Secret", ns, name});
+        return "delete Secret " + ns + "/" + name;
+      }
+      m.put(secret(m, ns, name));
+      return "write Secret " + ns + "/" + name;
+    }
+    case 7:
+      m.put(agent(m));
+      return "edit the GrafanaAgent";
+    case 8: {
+      // Only the shard count.
+      object o = *m.find({"GrafanaAgent", "monitoring", "agent"});
+      o["spec"].as_object()["metrics"].as_object()["shards"] = 1 + m.pick(4);
+      m.put(std::move(o));
+      return "change the shard count";
+    }
+    case 9:
+      if (m.coin()) {
+        m.put(logs_instance(m));
+        return "edit the LogsInstance";
+      }
+      m.put(metrics_instance(m, m.coin() ? "a" : "b"));
+      return "edit a MetricsInstance";
+    default:
+      if (m.pick(3) == 0) {
+        m.erase({"GrafanaAgent", "monitoring", "agent"});
+        m.put(agent(m));
+        return "delete and create the GrafanaAgent";
+      }
+      return "nothing (resync)";
+  }
+}
+
+std::string text_of(const RootPlan& plan) {
+  std::string out;
+  for (const auto& step : plan.apply.steps) {
+    out += std::to_string(static_cast<int>(step.action)) + " " + step.key.str() + " " + step.hash +
+           "\n" + json::serialize(step.object) + "\n";
+  }
+  for (const auto& p : plan.problems) out += "problem: " + p.str() + "\n";
+  if (plan.failure) {
+    out += "failure: " + std::string(stage_name(plan.failure->stage)) + ": " +
+           plan.failure->message + "\n";
+  }
+  if (plan.alloy_translation) {
+    for (const auto& s : *plan.alloy_translation) out += "alloy: " + s + "\n";
+  }
+  return out;
+}
+
+k8s::ObjectPtr root_in(const MemoryCluster& c) {
+  for (const auto& o : c.compact(Kind::grafana_agent)) return o;
+  return nullptr;
+}
+
+struct SequenceRun {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  int steps_compared = 0;
+};
+
+SequenceRun run_sequence(std::uint64_t seed, const Options& options, int steps) {
+  Model m(seed);
+  populate(m);
+  DecodeCache decode_cache;
+  FragmentCache fragment_cache;
+  SequenceRun run;
+  for (int step = 0; step < steps; ++step) {
+    const std::string what = step == 0 ? "the initial cluster" : change(m);
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (AOP_INCREMENTAL_SEED=" + std::to_string(seed) +
+                 "), step " + std::to_string(step) + ": " + what);
+    const MemoryCluster c = m.cluster();
+    const auto root = root_in(c);
+    if (!root) continue;
+    const RootPlan cached =
+        plan_root(*root, PipelineInputs{c, c, options, decode_cache, kHash, &fragment_cache});
+    DecodeCache uncached(false);
+    const RootPlan full = plan_root(*root, PipelineInputs{c, c, options, uncached, kHash, nullptr});
+    EXPECT_EQ(text_of(cached), text_of(full));
+    if (::testing::Test::HasFailure()) return run;
+    ++run.steps_compared;
+  }
+  run.hits = fragment_cache.hits();
+  run.misses = fragment_cache.misses();
+  return run;
+}
+
+std::vector<std::uint64_t> seeds() {
+  if (const char* s = std::getenv("AOP_INCREMENTAL_SEED")) return {std::stoull(s)};
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t i = 1; i <= 6; ++i) out.push_back(i * 7919);
+  return out;
+}
+
+TEST(IncrementalRender, RandomChangeSequencesRenderTheSameBytesAsFullRenders) {
+  std::uint64_t hits = 0;
+  for (const auto seed : seeds()) {
+    for (const Compat compat : {Compat::upstream, Compat::fixed}) {
+      Options options;
+      options.compat = compat;
+      const SequenceRun run = run_sequence(seed, options, 50);
+      if (HasFailure()) return;
+      EXPECT_EQ(run.steps_compared, 50) << "seed " << seed;
+      hits += run.hits;
+    }
+  }
+  // The sequences did exercise reuse (not only misses).
+  EXPECT_GT(hits, 0u);
+}
+
+// What the cache saves, counted: an unchanged resync renders no member again, a change
+// of one member renders that member alone, a Secret change the members that read it, and
+// a root change every member.
+TEST(IncrementalRender, RendersOnlyWhatChanged) {
+  Model m(1);
+  m.put(
+      object{{"apiVersion", "monitoring.grafana.com/v1alpha1"},
+             {"kind", "GrafanaAgent"},
+             {"metadata", meta("monitoring", "agent")},
+             {"spec", object{{"metrics", object{{"instanceSelector", object{}}, {"shards", 2}}}}}});
+  object mi = metrics_instance(m, "a");
+  mi["spec"].as_object()["serviceMonitorSelector"] = object{};
+  m.put(std::move(mi));
+  object tok = secret(m, "apps", "tok1");
+  tok["data"] = object{{"token", k8s::base64_encode("t1")}};
+  m.put(tok);
+  for (int i = 0; i < 5; ++i) {
+    const std::string name = "sm" + std::to_string(i);
+    m.put(object{
+        {"apiVersion", "monitoring.coreos.com/v1"},
+        {"kind", "ServiceMonitor"},
+        {"metadata", meta("apps", name)},
+        {"spec", object{{"selector", object{}}, {"endpoints", array{object{{"port", "http"}}}}}}});
+  }
+  // sm0 reads the token.
+  object sm0 = *m.find({"ServiceMonitor", "apps", "sm0"});
+  sm0["spec"].as_object()["endpoints"] =
+      array{object{{"port", "http"}, {"bearerTokenSecret", secret_key("tok1", "token")}}};
+  m.put(std::move(sm0));
+
+  DecodeCache decode_cache;
+  FragmentCache cache;
+  const Options options;
+  const auto plan = [&] {
+    const MemoryCluster c = m.cluster();
+    const auto root = root_in(c);
+    const auto before = cache.misses();
+    const RootPlan p = plan_root(*root, PipelineInputs{c, c, options, decode_cache, kHash, &cache});
+    EXPECT_FALSE(p.failure) << p.failure->message;
+    return cache.misses() - before;
+  };
+  EXPECT_EQ(plan(), 5u);  // cold
+  EXPECT_EQ(cache.size(), 5u);
+  EXPECT_EQ(plan(), 0u);                              // unchanged
+  m.put(*m.find({"ServiceMonitor", "apps", "sm3"}));  // a new resourceVersion
+  EXPECT_EQ(plan(), 1u);
+  tok["data"] = object{{"token", k8s::base64_encode("t2")}};
+  m.put(tok);
+  EXPECT_EQ(plan(), 1u);  // sm0 alone read it
+  // A status write changes the root's resourceVersion, not its inputs.
+  object root = *m.find({"GrafanaAgent", "monitoring", "agent"});
+  root["status"] = object{{"conditions", array{}}};
+  m.put(root);
+  EXPECT_EQ(plan(), 0u);
+  root["spec"].as_object()["metrics"].as_object()["shards"] = 7;
+  m.put(root);
+  EXPECT_EQ(plan(), 5u);
+  // A deleted member's entry goes at the root's next render; a deleted root's at once.
+  m.erase({"ServiceMonitor", "apps", "sm4"});
+  EXPECT_EQ(plan(), 0u);
+  EXPECT_EQ(cache.size(), 4u);
+  cache.forget(std::string(root["metadata"].at("uid").as_string()));
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+// Off (--agent-incremental-render=false): nothing is kept.
+TEST(IncrementalRender, ADisabledCacheKeepsNothing) {
+  Model m(3);
+  populate(m);
+  const MemoryCluster c = m.cluster();
+  DecodeCache decode_cache;
+  FragmentCache cache(false);
+  const Options options;
+  (void)plan_root(*root_in(c), PipelineInputs{c, c, options, decode_cache, kHash, &cache});
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.hits() + cache.misses(), 0u);
+}
+
+}  // namespace
+}  // namespace aop::agent
