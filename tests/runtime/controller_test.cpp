@@ -440,6 +440,46 @@ struct Gate {
   std::atomic<bool> open{false};
 };
 
+// Throughput under churn: a root whose objects change N times while its reconcile runs
+// is reconciled once more (it reads the latest state then), not N times, and the other
+// workers are free for other roots meanwhile.
+TEST(Controller, ARootDirtiedManyTimesWhileItRunsIsReconciledOnceMore) {
+  boost::asio::io_context io;
+  net::metrics::Registry r;
+  net::FakeClock clock;
+  Gate gate(io, clock);
+  std::map<std::string, int> runs;
+  Controller c(
+      io.get_executor(), options(r, 4),
+      [&](std::string key) -> awaitable<ReconcileResult> {
+        ++runs[key];
+        if (key == "busy" && runs[key] == 1) co_await gate.pass();
+        co_return ReconcileResult::ok();
+      },
+      {}, clock);
+  c.start();
+  c.enqueue("busy");
+  ASSERT_TRUE(run_until(io, [&] { return runs["busy"] == 1; }));
+  for (int i = 0; i < 100; ++i) {
+    c.enqueue("busy");
+    if (i % 10 == 0) c.enqueue("other-" + std::to_string(i));
+  }
+  // The other roots run while "busy" is held, and "busy" is not handed out again.
+  ASSERT_TRUE(run_until(io, [&] { return runs.size() == 11; }));
+  EXPECT_EQ(runs["busy"], 1);
+  EXPECT_EQ(c.queue().len(), 0u);
+  gate.release();
+  ASSERT_TRUE(run_until(io, [&] {
+    return runs["busy"] >= 2 && c.queue().len() == 0 && c.queue().processing() == 0;
+  }));
+  c.shut_down();
+  io.run();
+  EXPECT_EQ(runs["busy"], 2);
+  for (const auto& [key, n] : runs) {
+    if (key != "busy") EXPECT_EQ(n, 1) << key;
+  }
+}
+
 TEST(Controller, StopWaitsForInFlightReconcilesAndStartsNoNewOnes) {
   boost::asio::io_context io;
   net::metrics::Registry r;
