@@ -5,12 +5,15 @@
 #
 #   bench/scale/run.sh [--quick] [--scale F] [--no-setup] [--no-record] [--only LIST]
 #                      [--rate N] [--churn-seconds S] [--resync-period S]
+#                      [--operator-arg=ARG]...
 #
 #   --quick        scale 0.05 and 5 s of churn: under two minutes, for development
 #   --scale F      multiplies the data set (default 1: 10,000 namespaces, 50,000 Secrets...)
 #   --no-setup     skip tools/setup.sh (Debian packages, the JavaScript client)
 #   --no-record    do not append the table to bench/RESULTS.md
 #   --only LIST    a subset of operator,operator_metadata,js,python,kubectl,floor,agent-operator
+#   --operator-arg=ARG  one more argument for agent-operator (repeatable), e.g.
+#                  --operator-arg=--agent-incremental-render=false
 #
 # Sets up what is missing (tools/setup.sh --with-js: Debian packages and the JavaScript
 # client in tests/js/node_modules), builds the release preset (build/release/), then
@@ -25,7 +28,7 @@ setup=1
 args=()
 for a in "$@"; do
   case "$a" in
-    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --no-setup) setup=0 ;;
     *) args+=("$a") ;;
   esac

@@ -599,7 +599,7 @@ def measure_operator(ctx, results):
             "--health-probe-bind-address", "127.0.0.1:%d" % free_port(),
             "--resync-period", "%ds" % ARGS.resync_period,
             "--kube-api-qps", "2000", "--kube-api-burst", "4000",
-            "--log-level", "warn"]
+            "--log-level", "warn"] + ARGS.operator_arg
     results["operator_command"] = " ".join(os.path.basename(a) if a == binary else a
                                            for a in argv[1:])
     ctx.sim.reset_stats()
@@ -1007,6 +1007,9 @@ def parse_args():
                     help="comma-separated subset: operator,operator_metadata,js,python,kubectl,"
                          "floor,agent-operator")
     ap.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    ap.add_argument("--operator-arg", action="append", default=[],
+                    help="one more argument for agent-operator (repeatable), e.g. "
+                         "--operator-arg=--agent-incremental-render=false")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build", "release"))
     ap.add_argument("--command", default="", help=argparse.SUPPRESS)
     ap.add_argument("--operator-build-failed", action="store_true", help=argparse.SUPPRESS)
