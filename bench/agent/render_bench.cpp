@@ -2,6 +2,8 @@
 // metrics configuration alone (render fragments + assemble + emission), and the whole
 // pipeline of one reconcile (reconcile/agent/pipeline.hpp: discovery over an in-memory
 // cluster, asset resolution, configuration, every generated object).
+#include <malloc.h>
+
 #include <optional>
 
 #include <benchmark/benchmark.h>
@@ -176,6 +178,59 @@ void BM_ScaleRootPlanDecodeCached(benchmark::State& state) {
   state.counters["decodes"] = static_cast<double>(cache.misses());
 }
 BENCHMARK(BM_ScaleRootPlanDecodeCached)->Unit(benchmark::kMillisecond);
+
+// One reconcile after one ServiceMonitor changed (the churn case), decode cache warm:
+// arg 0 renders every member (--agent-incremental-render=false), arg 1 keeps the
+// fragments (fragment_cache.hpp) and renders the changed monitor alone.
+void BM_ScaleRootPlanOneEdit(benchmark::State& state) {
+  aop::bench::ScaleRoot root;
+  const agent::Options options;
+  const auto r = root.root();
+  agent::DecodeCache cache;
+  agent::FragmentCache fragments(state.range(0) == 1);
+  const agent::PipelineInputs in{root.cluster(), root.cluster(), options, cache, {}, &fragments};
+  (void)agent::plan_root(*r, in);
+  int i = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    root.edit_service_monitor(i++ % aop::bench::ScaleRoot::service_monitors());
+    state.ResumeTiming();
+    auto plan = agent::plan_root(*r, in);
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["fragments_rendered_per_plan"] =
+      static_cast<double>(fragments.misses()) / static_cast<double>(state.iterations() + 1);
+}
+BENCHMARK(BM_ScaleRootPlanOneEdit)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// Heap held by the kept fragments of the scale root (mallinfo2 before and after the first
+// plan, the decode cache off so that it holds nothing), per kept fragment.
+void BM_ScaleRootFragmentCacheMemory(benchmark::State& state) {
+  aop::bench::ScaleRoot root;
+  const agent::Options options;
+  const auto r = root.root();
+  double per_fragment = 0;
+  double fragments_kept = 0;
+  for (auto _ : state) {
+    agent::DecodeCache uncached(false);
+    agent::FragmentCache fragments;
+    const agent::PipelineInputs in{root.cluster(), root.cluster(), options, uncached, {},
+                                   &fragments};
+    malloc_trim(0);
+    const auto before = mallinfo2().uordblks;
+    {
+      auto plan = agent::plan_root(*r, in);
+      benchmark::DoNotOptimize(plan);
+    }
+    malloc_trim(0);
+    const auto after = mallinfo2().uordblks;
+    fragments_kept = static_cast<double>(fragments.size());
+    per_fragment = (static_cast<double>(after) - static_cast<double>(before)) / fragments_kept;
+  }
+  state.counters["fragments_kept"] = fragments_kept;
+  state.counters["bytes_per_fragment"] = per_fragment;
+}
+BENCHMARK(BM_ScaleRootFragmentCacheMemory)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // The parts: discovery (listing and decoding ~600 monitors), the metrics config render,
 // and gzip of the rendered text.

@@ -28,8 +28,14 @@ using json::object;
 using json::value;
 
 constexpr std::string_view kHash = "agent.example.com/hash";
-const std::vector<std::string> kNamespaces = {"apps", "web", "db"};
-const std::vector<std::string> kTeams = {"x", "y", "z"};
+const std::vector<std::string>& namespaces() {
+  static const std::vector<std::string> v = {"apps", "web", "db"};
+  return v;
+}
+const std::vector<std::string>& teams() {
+  static const std::vector<std::string> v = {"x", "y", "z"};
+  return v;
+}
 
 // The cluster as the test changes it; every write bumps resourceVersion as the API
 // server does, and a created object gets a new UID.
@@ -124,7 +130,7 @@ object endpoint(Model& m) {
 }
 
 object member_labels(Model& m) {
-  return object{{"team", m.one_of(kTeams)}};
+  return object{{"team", m.one_of(teams())}};
 }
 
 object service_monitor(Model& m, const std::string& ns, const std::string& name) {
@@ -212,10 +218,11 @@ object agent(Model& m) {
 
 object team_selector(Model& m) {
   if (m.pick(4) == 0) return object{};
-  array teams{value(m.one_of(kTeams))};
-  if (m.coin()) teams.push_back(value(m.one_of(kTeams)));
-  return object{{"matchExpressions",
-                 array{object{{"key", "team"}, {"operator", "In"}, {"values", std::move(teams)}}}}};
+  array values{value(m.one_of(teams()))};
+  if (m.coin()) values.push_back(value(m.one_of(teams())));
+  return object{
+      {"matchExpressions",
+       array{object{{"key", "team"}, {"operator", "In"}, {"values", std::move(values)}}}}};
 }
 
 object metrics_instance(Model& m, const std::string& name) {
@@ -244,14 +251,17 @@ struct MemberKind {
   std::string kind;
   MemberMaker make;
 };
-const std::vector<MemberKind> kMemberKinds = {{"ServiceMonitor", service_monitor},
-                                              {"PodMonitor", pod_monitor},
-                                              {"Probe", probe},
-                                              {"PodLogs", pod_logs}};
+const std::vector<MemberKind>& member_kinds() {
+  static const std::vector<MemberKind> v = {{"ServiceMonitor", service_monitor},
+                                            {"PodMonitor", pod_monitor},
+                                            {"Probe", probe},
+                                            {"PodLogs", pod_logs}};
+  return v;
+}
 
 void add_member(Model& m) {
-  const auto& k = m.one_of(kMemberKinds);
-  const std::string& ns = m.one_of(kNamespaces);
+  const auto& k = m.one_of(member_kinds());
+  const std::string& ns = m.one_of(namespaces());
   const std::string name = "m" + std::to_string(m.pick(12));
   if (m.find({k.kind, ns, name}) == nullptr) m.put(k.make(m, ns, name));
 }
@@ -262,7 +272,7 @@ void populate(Model& m) {
   m.put(metrics_instance(m, "b"));
   m.put(logs_instance(m));
   m.put(secret(m, "monitoring", "api"));
-  for (const auto& ns : kNamespaces) {
+  for (const auto& ns : namespaces()) {
     m.put(secret(m, ns, "tok1"));
     m.put(secret(m, ns, "tok2"));
   }
@@ -272,7 +282,7 @@ void populate(Model& m) {
 // One random change; returns what it did (for the failure message).
 std::string change(Model& m) {
   std::vector<Model::Key> members;
-  for (const auto& k : kMemberKinds) {
+  for (const auto& k : member_kinds()) {
     for (auto& key : m.keys(k.kind)) members.push_back(key);
   }
   const auto member = [&]() -> const Model::Key& { return m.one_of(members); };
@@ -284,8 +294,8 @@ std::string change(Model& m) {
     case 2:
       if (members.empty()) return "nothing";
       {
-        const auto key = member();
-        for (const auto& k : kMemberKinds) {
+        const auto& key = member();
+        for (const auto& k : member_kinds()) {
           if (k.kind == std::get<0>(key)) m.put(k.make(m, std::get<1>(key), std::get<2>(key)));
         }
         return "edit " + std::get<0>(key) + " " + std::get<1>(key) + "/" + std::get<2>(key);
@@ -293,7 +303,7 @@ std::string change(Model& m) {
     case 3:
       if (members.empty()) return "nothing";
       {
-        const auto key = member();
+        const auto& key = member();
         object o = *m.find(key);
         o["metadata"].as_object()["labels"] = member_labels(m);
         m.put(std::move(o));
@@ -302,14 +312,14 @@ std::string change(Model& m) {
     case 4:
       if (members.empty()) return "nothing";
       {
-        const auto key = member();
+        const auto& key = member();
         m.erase(key);
         return "delete " + std::get<0>(key) + " " + std::get<2>(key);
       }
     case 5:
     case 6: {
       const bool api = m.pick(4) == 0;
-      const std::string ns = api ? "monitoring" : m.one_of(kNamespaces);
+      const std::string ns = api ? "monitoring" : m.one_of(namespaces());
       const std::string name = api ? "api" : (m.coin() ? "tok1" : "tok2");
       if (m.pick(5) == 0) {
         m.erase({"Secret", ns, name});
@@ -400,7 +410,10 @@ SequenceRun run_sequence(std::uint64_t seed, const Options& options, int steps) 
 }
 
 std::vector<std::uint64_t> seeds() {
-  if (const char* s = std::getenv("AOP_INCREMENTAL_SEED")) return {std::stoull(s)};
+  // Read before any thread starts.
+  if (const char* s = std::getenv("AOP_INCREMENTAL_SEED")) {  // NOLINT(concurrency-mt-unsafe)
+    return {std::stoull(s)};
+  }
   std::vector<std::uint64_t> out;
   for (std::uint64_t i = 1; i <= 6; ++i) out.push_back(i * 7919);
   return out;

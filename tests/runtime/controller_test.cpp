@@ -476,7 +476,9 @@ TEST(Controller, ARootDirtiedManyTimesWhileItRunsIsReconciledOnceMore) {
   io.run();
   EXPECT_EQ(runs["busy"], 2);
   for (const auto& [key, n] : runs) {
-    if (key != "busy") EXPECT_EQ(n, 1) << key;
+    if (key != "busy") {
+      EXPECT_EQ(n, 1) << key;
+    }
   }
 }
 
