@@ -32,9 +32,10 @@ struct AgentModuleOptions {
   Options agent;               // operator labels, version, compat
   std::string agent_selector;  // --agent-selector: label-selector string ("" = every agent)
   // --agent-incremental-render: keep each member's rendered fragment and render again
-  // only the members that changed (fragment_cache.hpp); false renders every member on
-  // every reconcile.
-  bool incremental_render = true;
+  // only the members that changed (fragment_cache.hpp). Off by default: kept as JSON
+  // trees, fragments cost about 27 kB each and save no measurable CPU, because emission,
+  // gzip and the tree's allocations dominate a reconcile (bench/RESULTS.md).
+  bool incremental_render = false;
 };
 
 // The Grafana Agent controller module. The extra accessors serve tests and benchmarks.
