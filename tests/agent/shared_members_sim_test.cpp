@@ -9,10 +9,12 @@ namespace aop::agent::testing {
 namespace {
 
 // A resource shared by two hierarchies reconciles both, and an agent outside
-// --agent-selector is left alone.
-TEST_F(AgentControllerSimTest, SharedMembersAndAgentSelector) {
+// --agent-selector is left alone; the same with each member's fragment kept
+// (--agent-incremental-render), where the edited member must be rendered again for both.
+void shared_members(AgentSim& env, bool incremental) {
   AgentModuleOptions options = module_options();
   options.agent_selector = "operated-by=test";
+  options.incremental_render = incremental;
   auto& agent = env.add_agent_controller(options);
   env.start();
   env.create_yaml(R"(
@@ -74,6 +76,14 @@ spec:
   EXPECT_GT(agent.reconciles("team/one"), one);
   EXPECT_GT(agent.reconciles("team/two"), two);
   EXPECT_EQ(agent.reconciles("team/ignored"), 0u);
+}
+
+TEST_F(AgentControllerSimTest, SharedMembersAndAgentSelector) {
+  shared_members(env, false);
+}
+
+TEST_F(AgentControllerSimTest, SharedMembersAndAgentSelectorWithIncrementalRendering) {
+  shared_members(env, true);
 }
 
 }  // namespace
