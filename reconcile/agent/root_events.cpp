@@ -89,12 +89,19 @@ void RootEvents::report(const std::string& root, const k8s::Object& agent,
     message = failure->message;
   }
   if (new_problems && !(new_failure && lists_problems(*failure))) {
-    const std::string s = summary(*problems);
-    if (new_failure) {
-      message += " (and " + s + ")";
-    } else {
+    // A problem the failure's message already states (an object the root does not own)
+    // is not said twice.
+    std::vector<Problem> unstated;
+    for (const auto& p : *problems) {
+      if (!new_failure || failure->message.find(p.message) == std::string::npos) {
+        unstated.push_back(p);
+      }
+    }
+    if (!new_failure) {
       reason = "InvalidMembers";
-      message = s;
+      message = summary(unstated);
+    } else if (!unstated.empty()) {
+      message += " (and " + summary(unstated) + ")";
     }
   }
   net::log::warn(

@@ -82,6 +82,11 @@ spec:
   ASSERT_TRUE(tst::wait_until(
       [&] { return !env.events.about("GrafanaAgent", "owned", "main", "NotOwned").empty(); },
       kDeadline));
+  // The Event says it once: the problem is the failure, not an addition to it.
+  const auto not_owned = env.events.about("GrafanaAgent", "owned", "main", "NotOwned");
+  EXPECT_TRUE(contains(not_owned.front().message, "Secret owned/main-config"))
+      << not_owned.front().message;
+  EXPECT_FALSE(contains(not_owned.front().message, "(and ")) << not_owned.front().message;
 
   // The root is retried with backoff and never idle while the Secret is in its way: after
   // three more reconciles the user's Secret is byte-identical (resourceVersion included:
