@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <mutex>
 
 #include <boost/asio/co_spawn.hpp>
@@ -13,6 +12,7 @@
 #include <boost/json.hpp>
 
 #include "k8s/event_aggregator.hpp"
+#include "k8s/timestamp.hpp"
 #include "net/log.hpp"
 #include "net/metrics.hpp"
 #include "net/redact.hpp"
@@ -29,15 +29,6 @@ std::string object_id(const EventSubject& s) {
 
 std::string_view type_name(EventType t) {
   return t == EventType::warning ? "Warning" : "Normal";
-}
-
-std::string rfc3339(std::chrono::system_clock::time_point t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  ::gmtime_r(&secs, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -274,7 +265,7 @@ class AggregatingRecorder final : public EventRecorder {
               std::string message) override {
     // Messages quote user input (URLs from annotations, say): never their credentials.
     if (net::needs_redaction(message)) message = net::redact(message);
-    std::string now = rfc3339(std::chrono::system_clock::now());
+    std::string now = format_rfc3339(std::chrono::system_clock::now());
     asio::post(s_->strand, [s = s_, subject, type, reason = std::move(reason),
                             message = std::move(message), now = std::move(now)]() mutable {
       s->aggregator.add(subject, type, std::move(reason), std::move(message), std::move(now));

@@ -21,6 +21,7 @@
 #include <boost/json.hpp>
 
 #include "k8s/informer_factory.hpp"
+#include "k8s/timestamp.hpp"
 #include "net/log.hpp"
 #include "reconcile/agent/live_view.hpp"
 #include "reconcile/agent/objects.hpp"
@@ -110,7 +111,7 @@ SwitchProgress switch_progress(const k8s::Object& root, net::WallTime now) {
     out.previous_message = text("message");
     if (out.previous_reason != "Switching") break;
     const std::string since = text("lastTransitionTime");
-    if (const auto t = runtime::parse_rfc3339(since)) {
+    if (const auto t = k8s::parse_rfc3339(since)) {
       const auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - *t);
       out.waited = "since " + since + ", " + short_duration(std::max(waited, {})) + " ago";
     }

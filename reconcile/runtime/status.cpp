@@ -1,9 +1,10 @@
 #include "reconcile/runtime/status.hpp"
 
 #include <algorithm>
-#include <ctime>
 
 #include <boost/json.hpp>
+
+#include "k8s/timestamp.hpp"
 
 #include "net/redact.hpp"
 
@@ -36,24 +37,6 @@ void redact_strings(json::value& v) {
 }
 
 }  // namespace
-
-std::string rfc3339(std::chrono::system_clock::time_point t) {
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {
-  std::tm tm{};
-  const std::string s(text.substr(0, std::min<std::size_t>(text.size(), 19)));
-  if (s.size() != 19 || text.back() != 'Z') return std::nullopt;
-  const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
-}
 
 json::array merge_conditions(const json::array& existing, const std::vector<Condition>& desired,
                              std::string_view now, bool& changed) {
@@ -109,8 +92,8 @@ json::object StatusWriter::merged_status(const json::object& status, const Statu
                                   }),
                    existing.end());
     bool cond_changed = false;
-    out["conditions"] =
-        merge_conditions(existing, update.conditions, rfc3339(options_.now()), cond_changed);
+    out["conditions"] = merge_conditions(existing, update.conditions,
+                                         k8s::format_rfc3339(options_.now()), cond_changed);
   }
   changed = out != status;
   return out;

@@ -43,12 +43,6 @@ boost::json::array merge_conditions(const boost::json::array& existing,
                                     const std::vector<Condition>& desired, std::string_view now,
                                     bool& changed);
 
-// RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time.
-std::string rfc3339(std::chrono::system_clock::time_point t);
-// The time of an RFC 3339 UTC timestamp as rfc3339() writes it (fractions of a second
-// are ignored), or nullopt.
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
-
 struct StatusUpdate {
   std::vector<Condition> conditions;
   // Other status fields to set (each replaces the field), e.g. observedGeneration.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "k8s/timestamp.hpp"
 #include "tests/runtime/fake_api.hpp"
 
 namespace aop::runtime {
@@ -46,8 +47,9 @@ TEST(Conditions, TransitionTimeChangesOnlyWhenTheStatusFlips) {
 }
 
 TEST(Conditions, Rfc3339) {
-  EXPECT_EQ(rfc3339(std::chrono::system_clock::time_point(std::chrono::seconds(1700000000))),
-            "2023-11-14T22:13:20Z");
+  EXPECT_EQ(
+      k8s::format_rfc3339(std::chrono::system_clock::time_point(std::chrono::seconds(1700000000))),
+      "2023-11-14T22:13:20Z");
 }
 
 class StatusWriterTest : public ::testing::Test {
