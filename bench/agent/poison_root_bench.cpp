@@ -11,15 +11,12 @@
 // Prints one line per case: name, CPU ms (user + system), extra peak RSS in MiB, and how
 // the plan ended (its failure, or the number of problems). Exit status 1 if any case
 // planned without a failure or a problem, or took >= 1 s CPU or >= 64 MiB.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -35,10 +32,6 @@ namespace {
 using aop::agent::Kind;
 using aop::agent::MemoryCluster;
 namespace json = boost::json;
-
-using aop::bench::current_rss_kib;
-using aop::bench::usage;
-using aop::bench::Usage;
 
 // 10^8 scalars once its aliases are expanded, from under 1 KiB.
 const std::string& alias_bomb() {
@@ -151,13 +144,6 @@ std::vector<Case> cases() {
   return out;
 }
 
-struct Outcome {
-  double cpu_ms;
-  double extra_mib;
-  bool reported;
-  char how[240];
-};
-
 }  // namespace
 
 int main() {
@@ -165,44 +151,26 @@ int main() {
   std::printf("%-44s %10s %12s  %s\n", "case", "CPU ms", "extra MiB", "outcome");
   for (const Case& c : cases()) {
     const auto root = c.cluster.compact(Kind::grafana_agent).front();
-    int fds[2];
-    if (pipe(fds) != 0) return 2;
-    const pid_t pid = fork();
-    if (pid == 0) {
-      close(fds[0]);
-      const long baseline_kib = current_rss_kib();
-      const Usage before = usage();
+    const auto run = aop::bench::run_in_child([&] {
       aop::agent::DecodeCache uncached(false);
       const aop::agent::RootPlan plan = aop::agent::plan_root(
           *root, aop::agent::PipelineInputs{c.cluster, c.cluster, aop::agent::Options{}, uncached,
                                             "operator.agent.grafana.com/applied-hash"});
-      const Usage after = usage();
-      Outcome o{};
-      o.cpu_ms = after.cpu_ms - before.cpu_ms;
-      o.extra_mib =
-          static_cast<double>(std::max(after.max_rss_kib, baseline_kib) - baseline_kib) / 1024.0;
-      o.reported = plan.failure.has_value() || !plan.problems.empty();
+      const bool reported = plan.failure.has_value() || !plan.problems.empty();
       std::string how = plan.failure ? std::string(aop::runtime::reason(plan.failure->code)) +
                                            ": " + plan.failure->message
                         : !plan.problems.empty() ? "problem: " + plan.problems.front().str()
                                                  : std::string("(planned without a report)");
-      std::snprintf(o.how, sizeof o.how, "%s", how.c_str());
-      if (write(fds[1], &o, sizeof o) != static_cast<ssize_t>(sizeof o)) _exit(2);
-      _exit(0);
-    }
-    close(fds[1]);
-    Outcome o{};
-    const bool got = read(fds[0], &o, sizeof o) == static_cast<ssize_t>(sizeof o);
-    close(fds[0]);
-    int child = 0;
-    waitpid(pid, &child, 0);
-    if (!got || !WIFEXITED(child) || WEXITSTATUS(child) != 0) {
-      std::printf("%-44s %10s %12s  child failed (status %d)\n", c.name.c_str(), "-", "-", child);
+      return std::pair<bool, std::string>(reported, std::move(how));
+    });
+    if (!run) {
+      std::printf("%-44s %10s %12s  child failed\n", c.name.c_str(), "-", "-");
       status = 1;
       continue;
     }
-    std::printf("%-44s %10.1f %12.1f  %.160s\n", c.name.c_str(), o.cpu_ms, o.extra_mib, o.how);
-    if (!o.reported || o.cpu_ms >= 1000 || o.extra_mib >= 64) status = 1;
+    std::printf("%-44s %10.1f %12.1f  %.160s\n", c.name.c_str(), run->cpu_ms, run->extra_mib,
+                run->text.c_str());
+    if (!run->reported || run->cpu_ms >= 1000 || run->extra_mib >= 64) status = 1;
   }
   return status;
 }
