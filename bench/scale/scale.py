@@ -7,10 +7,28 @@ measured alone on it, then the operator itself:
      (VmHWM) for the operator's k8s/ layer (full objects, and metadata-only Secrets),
      the JavaScript informer, the Python client, kubectl get -w; and the floor,
      Boost.JSON alone parsing the same LIST pages;
-  2. watch churn: 2,000 ServiceMonitor patches per second for 60 s while the client
-     watches; the events per second it keeps up with and its CPU per 1,000 events;
+  2. watch churn: 2,000 ServiceMonitor patches per second (--churn-rate) for 60 s while
+     the client watches; the events per second it keeps up with and its CPU per 1,000
+     events;
   3. the operator: cold start to every root reconciled and its peak RSS; an unchanged
      resync (CPU, writes); the change-to-config-Secret latency during the churn.
+
+Offered and applied churn rates. The generator offers --churn-rate patches per second
+(open loop, at most 48 in flight); kube-sim, sharing the machine's 2 cores with the
+client or the operator, may apply fewer: the generator reports the patches applied over
+the time from its first patch to its last answer. When that applied rate is below
+APPLIED_FRACTION (95 %) of the offered rate, the server set the pace and the client or
+the operator saw the events at the applied rate, so the figures taken during that churn
+are reported as measured at the applied rate and are not judged against a target stated
+for the offered rate: the target line says "not measured at the offered rate: kube-sim
+applied N/s of M/s offered" instead of met or missed. 95 % leaves room for the tail of a
+run (the last patches' answers count in the time: about 1 % of a 5 s quick run); a server
+more than 5 % short has fallen behind for good, each patch going out later than scheduled. The figures this applies to: the
+change-to-Secret latency under churn (its target, p99 < 200 ms, is stated at 2,000
+events/s, so a run offering another rate is not judged either) and the watch churn's
+"events/s kept up" (a note under that table names each client whose churn kube-sim
+applied short). Cache sync, cold start, resync and the idle latency do not depend on
+the rate. scale.json and scale-details.json record both rates.
 
 Prints one table, writes build/bench/scale.json (the issue's flat keys, null for what
 could not be measured), build/bench/scale-details.json (everything), and appends the
@@ -53,7 +71,15 @@ KEYS = ["operator.sync_seconds", "operator.sync_peak_rss_mb", "operator.metadata
         "js.churn_events_per_second", "operator.change_latency_p50_ms",
         "operator.change_latency_p99_ms", "operator.cold_start_seconds",
         "operator.cold_start_peak_rss_mb", "operator.resync_cpu_seconds",
-        "operator.resync_writes", "objects"]
+        "operator.resync_writes", "objects", "churn.offered_per_second",
+        "operator.churn_applied_per_second", "js.churn_applied_per_second",
+        "operator.change_latency_churn_applied_per_second",
+        "operator.change_latency_at_offered_rate"]
+# The change-to-Secret target (p99 < 200 ms) is stated at this churn rate.
+TARGET_CHURN_RATE = 2000
+# A churn figure is a measurement at the offered rate only when kube-sim applied at least
+# this fraction of it (see the docstring).
+APPLIED_FRACTION = 0.95
 
 
 def log(msg):
@@ -458,6 +484,7 @@ def measure_churn(ctx, peer, procs):
         "churn_offered_per_second": ARGS.rate,
         "churn_applied": applied,
         "churn_applied_per_second": res["rate"],
+        "churn_at_offered_rate": short_of_offered(ARGS.rate, res["rate"]) is None,
         "churn_events_handled": handled,
         "churn_lag_events": applied - handled,
         # Events over the time from the first patch to the last event handled: equal to
@@ -467,10 +494,12 @@ def measure_churn(ctx, peer, procs):
         "churn_server_cpu_seconds": res["server_cpu_seconds"],
         "churn_patch_p99_ms": res["patch_p99_ms"],
     }
+    short = short_of_offered(ARGS.rate, res["rate"])
     log("%-9s churn: %d/%d events handled, %.0f events/s, %.3f CPU s per 1,000 events "
-        "(kube-sim applied %.0f/s)" %
+        "(kube-sim applied %.0f/s of %d/s offered%s)" %
         (peer.key, handled, applied, fig["churn_events_per_second"],
-         fig["churn_cpu_seconds_per_1000_events"] or -1, res["rate"]))
+         fig["churn_cpu_seconds_per_1000_events"] or -1, res["rate"], ARGS.rate,
+         ": " + short if short else ""))
     return fig
 
 
@@ -688,6 +717,9 @@ def measure_operator(ctx, results):
                 "markers_sent": mr.get("sent"),
                 "markers_unresolved": mr.get("unresolved"),
                 "churn_applied_per_second": res["rate"],
+                # None without churn (the idle run).
+                "at_offered_rate": (short_of_offered(rate, res["rate"]) is None) if rate
+                else None,
                 "churn_patch_p50_ms": res["patch_p50_ms"],
                 "operator_cpu_seconds": op.cpu() - cpu0,
                 "server_cpu_seconds": res["server_cpu_seconds"],
@@ -697,9 +729,11 @@ def measure_operator(ctx, results):
                 "breakdown": breakdown(m0, m1),
                 "operator_peak_rss_mb": op.peak_rss_mb(),
             }
-            log("operator change->Secret latency at %d/s offered (%.0f/s applied): p50 %s ms, "
+            short = short_of_offered(rate, res["rate"])
+            log("operator change->Secret latency at %d/s offered (%.0f/s applied%s): p50 %s ms, "
                 "p99 %s ms (%s of %s markers unresolved); %s" %
-                (rate, res["rate"], fmt(mr.get("p50_ms"), "", 0), fmt(mr.get("p99_ms"), "", 0),
+                (rate, res["rate"], ", " + short if short else "",
+                 fmt(mr.get("p50_ms"), "", 0), fmt(mr.get("p99_ms"), "", 0),
                  mr.get("unresolved"), mr.get("sent"), describe_breakdown(results[key]["breakdown"])))
     finally:
         op.stop(timeout=15)
@@ -737,6 +771,16 @@ def fmt(v, unit="", digits=2):
     if isinstance(v, float):
         return ("%." + str(digits) + "f%s") % (v, unit)
     return "%s%s" % (v, unit)
+
+
+def short_of_offered(offered, applied):
+    """The words saying a churn figure is not a measurement at the offered rate (kube-sim
+    applied less than APPLIED_FRACTION of it), or None when it is."""
+    # Judged on the whole number printed, so that what is printed is what was judged.
+    if not offered or applied is None or round(applied) >= APPLIED_FRACTION * offered:
+        return None
+    return "not measured at the offered rate: kube-sim applied %.0f/s of %d/s offered" % (
+        applied, offered)
 
 
 def ratio(a, b):
@@ -814,6 +858,16 @@ def build_report(r):
             "" if key == "operator" else
             fmt(ratio(opc and opc["churn_cpu_seconds_per_1000_events"],
                       f["churn_cpu_seconds_per_1000_events"]), "", 2)))
+    slow = ["%s (%.0f/s of %d/s)" % (label, churn[key]["churn_applied_per_second"],
+                                      churn[key]["churn_offered_per_second"])
+            for key, label in ROW_LABELS
+            if key in churn and short_of_offered(churn[key]["churn_offered_per_second"],
+                                                 churn[key]["churn_applied_per_second"])]
+    if slow:
+        lines.append("")
+        lines.append("Not measured at the offered rate: kube-sim applied below %d %% of it "
+                     "during the churn of: %s; their events/s is measured at the applied rate."
+                     % (round(APPLIED_FRACTION * 100), "; ".join(slow)))
     lines.append("")
     lines.append("**The operator** (`agent-operator %s`):" % r.get("operator_command", ""))
     lines.append("")
@@ -837,16 +891,19 @@ def build_report(r):
         lines.append("| unchanged resync | missing: %s |" %
                      (missing.get("operator_resync") or missing.get("operator_cold", "?")))
     if lat:
-        lines.append("| ServiceMonitor change → config Secret, p50 / p99 / max | %s / %s / %s "
-                     "(%s markers, %s unresolved) |" %
+        lines.append("| ServiceMonitor change → config Secret under churn, p50 / p99 / max | "
+                     "%s / %s / %s (%s markers, %s unresolved; measured at %s/s applied) |" %
                      (fmt(lat["change_latency_p50_ms"], " ms", 0),
                       fmt(lat["change_latency_p99_ms"], " ms", 0),
                       fmt(lat["change_latency_max_ms"], " ms", 0), lat["markers_sent"],
-                      lat["markers_unresolved"]))
-        lines.append("| during that churn: kube-sim applied, operator CPU, reconciles | "
-                     "%s/s, %s, %s |" % (fmt(lat["churn_applied_per_second"], "", 0),
-                                         fmt(lat["operator_cpu_seconds"], " s"),
-                                         lat["reconciles_during_churn"]))
+                      lat["markers_unresolved"], fmt(lat["churn_applied_per_second"], "", 0)))
+        short = short_of_offered(lat["offered_per_second"], lat["churn_applied_per_second"])
+        lines.append("| during that churn: kube-sim applied of offered; operator CPU; reconciles "
+                     "| %s/s of %d/s%s; %s; %s |" %
+                     (fmt(lat["churn_applied_per_second"], "", 0), lat["offered_per_second"],
+                      " offered (below %d %% of it: not measured at the offered rate)" %
+                      round(APPLIED_FRACTION * 100) if short else " offered",
+                      fmt(lat["operator_cpu_seconds"], " s"), lat["reconciles_during_churn"]))
         lines.append("| during that churn: where a reconcile's time goes | %s |" %
                      describe_breakdown(lat["breakdown"]))
         light = r.get("operator_latency_light")
@@ -892,9 +949,17 @@ def targets(r):
                 else ("not measured", "—")))
     lat = r.get("operator_latency")
     p99 = lat and lat["change_latency_p99_ms"]
-    out.append("change→Secret p99 %s (target < 200 ms at 2,000 events/s: %s)" %
-               ((fmt(p99, " ms", 0), "met" if p99 < 200 else "missed") if p99 is not None
-                else ("not measured", "—")))
+    target = "target < 200 ms at %s events/s" % format(TARGET_CHURN_RATE, ",")
+    if p99 is None:
+        out.append("change→Secret p99 not measured (%s: —)" % target)
+    else:
+        offered, applied = lat["offered_per_second"], lat["churn_applied_per_second"]
+        short = short_of_offered(offered, applied)
+        if short is None and offered != TARGET_CHURN_RATE:
+            short = "not measured at that rate: %d/s offered" % offered
+        verdict = short or ("met" if p99 < 200 else "missed")
+        out.append("change→Secret p99 %s measured at %.0f/s (%s: %s)" %
+                   (fmt(p99, " ms", 0), applied, target, verdict))
     return out
 
 
@@ -936,6 +1001,11 @@ def flat_json(r):
         "operator.resync_cpu_seconds": g(rs, "resync_cpu_seconds"),
         "operator.resync_writes": g(rs, "resync_writes"),
         "objects": r.get("objects"),
+        "churn.offered_per_second": ARGS.rate,
+        "operator.churn_applied_per_second": g(churn.get("operator"), "churn_applied_per_second"),
+        "js.churn_applied_per_second": g(churn.get("js"), "churn_applied_per_second"),
+        "operator.change_latency_churn_applied_per_second": g(lat, "churn_applied_per_second"),
+        "operator.change_latency_at_offered_rate": g(lat, "at_offered_rate"),
     }
     assert list(out) == KEYS
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
@@ -999,7 +1069,10 @@ def parse_args():
     ap = argparse.ArgumentParser(description="The scale benchmark (see bench/scale/run.sh).")
     ap.add_argument("--quick", action="store_true", help="scale 0.05, 5 s of churn")
     ap.add_argument("--scale", type=float, default=None, help="multiplies the data set (1)")
-    ap.add_argument("--rate", type=int, default=2000, help="churn patches per second")
+    ap.add_argument("--churn-rate", "--rate", dest="rate", type=int,
+                    default=TARGET_CHURN_RATE,
+                    help="churn patches per second offered (2000); the change→Secret target "
+                         "is judged only at 2000 and when kube-sim applies ≥ 95 %% of it")
     ap.add_argument("--churn-seconds", type=int, default=None, help="60 (5 with --quick)")
     ap.add_argument("--resync-period", type=int, default=None,
                     help="the operator's --resync-period in seconds (full 150, quick 15)")
@@ -1014,6 +1087,8 @@ def parse_args():
     ap.add_argument("--command", default="", help=argparse.SUPPRESS)
     ap.add_argument("--operator-build-failed", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.rate <= 0:
+        ap.error("--churn-rate must be a positive number of patches per second")
     if a.scale is None:
         a.scale = 0.05 if a.quick else 1.0
     if a.churn_seconds is None:
@@ -1049,7 +1124,9 @@ def main():
     r = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
          "command": ARGS.command or "bench/scale/run.sh " + " ".join(sys.argv[1:]),
          "machine": machine(), "load_start": "%.1f" % os.getloadavg()[0],
-         "scale": ARGS.scale, "sync": {}, "churn": {}, "missing": {}, "versions": {}}
+         "scale": ARGS.scale, "churn_offered_per_second": ARGS.rate,
+         "applied_fraction_required": APPLIED_FRACTION,
+         "sync": {}, "churn": {}, "missing": {}, "versions": {}}
     data_dir, summary = prepare_data(ARGS.scale, os.path.join(out_dir, "scale-data"))
     r["summary"] = summary
     ctx = Ctx()
