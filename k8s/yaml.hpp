@@ -11,10 +11,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 
 #include "net/result.hpp"
@@ -58,6 +60,20 @@ enum class NumberStyle {
   go_float64,
 };
 
+// Text emitted earlier by emit_items() and written again, verbatim, into a document: a
+// caller that emits the same large sequence items document after document keeps their
+// text and pays for a copy instead of an emission.
+struct Splice {
+  int indent = 0;    // the column of the items' `- `
+  std::string text;  // the items, each line ended
+};
+// A sequence item that is an object with this one key, whose value is an index into
+// EmitOptions::splices, is written as that splice's text. The key is not valid UTF-8, so
+// no parsed document and no Kubernetes object can hold it.
+inline constexpr std::string_view kSpliceKey =
+    "\xff"
+    "splice";
+
 struct EmitOptions {
   int indent = 4;                            // go-yaml v3 default
   NumberStyle numbers = NumberStyle::exact;  //
@@ -68,6 +84,10 @@ struct EmitOptions {
   // written with each `$` and `\` doubled, which the expansion undoes exactly, so the
   // agent reads every value as it was given. Other scalars are written unchanged.
   bool escape_env_expansion = false;
+  // The splices a document's kSpliceKey items refer to. Writing one where its items would
+  // not start at its `indent` (or an index without a splice) throws std::logic_error: a
+  // splice is only ever text that emit() itself would have written there.
+  const std::vector<std::shared_ptr<const Splice>>* splices = nullptr;
 };
 
 // Whether the agent's environment expansion would change this text (it contains `${`,
@@ -76,6 +96,11 @@ bool changed_by_env_expansion(std::string_view text);
 
 // Emits one document (no leading `---`), ending with a single newline.
 std::string emit(const boost::json::value& v, const EmitOptions& options = {});
+
+// The items of `items` as emit() writes them in a block sequence whose `- ` is at column
+// `indent` (each line ended), for a Splice. Empty for an empty array.
+std::string emit_items(const boost::json::array& items, int indent,
+                       const EmitOptions& options = {});
 
 // Go's strconv.FormatFloat(v, 'g', -1, 64).
 std::string format_go_float(double v);

@@ -395,3 +395,42 @@ TEST(YamlEmit, WithoutEscapingTheExpansionWouldChangeValues) {
   EXPECT_EQ(back->at("r"), json::value("ENV"));
   EXPECT_EQ(back->at("p"), json::value("C:\\x"));
 }
+
+// A splice is text emit_items() wrote for a column; written there, the document is the
+// same as with the items in the tree.
+TEST(YamlEmit, ASpliceWritesTheSameTextAsItsItems) {
+  using aop::k8s::yaml::kSpliceKey;
+  using aop::k8s::yaml::Splice;
+  const auto items = json::parse(R"([{"job":"a","relabel":[{"replacement":"one\ntwo\n"}]},
+                                     {"job":"b","limit":1000000}])");
+  const EmitOptions o{.indent = 4, .numbers = NumberStyle::go_float64};
+  const json::value whole =
+      json::object{{"configs", json::array{json::object{{"name", "x"}, {"scrape", items}}}}};
+  auto splice = std::make_shared<Splice>();
+  splice->indent = 8;
+  splice->text = aop::k8s::yaml::emit_items(items.as_array(), 8, o);
+  EXPECT_EQ(splice->text,
+            "        - job: a\n          relabel:\n            - replacement: |\n"
+            "                one\n                two\n        - job: b\n"
+            "          limit: 1e+06\n");
+  const std::vector<std::shared_ptr<const Splice>> splices{splice};
+  EmitOptions with = o;
+  with.splices = &splices;
+  const json::value spliced = json::object{
+      {"configs", json::array{json::object{{"name", "x"},
+                                           {"scrape", json::array{json::object{{kSpliceKey, 0}},
+                                                                  json::object{{"job", "c"}}}}}}}};
+  json::value expected = whole;
+  expected.at("configs").at(0).at("scrape").as_array().push_back(json::object{{"job", "c"}});
+  EXPECT_EQ(emit(spliced, with), emit(expected, o));
+
+  // Anywhere else, or without its splices, it is a programming error, not wrong text.
+  const json::value misplaced =
+      json::object{{"scrape", json::array{json::object{{kSpliceKey, 0}}}}};
+  EXPECT_THROW(emit(misplaced, with), std::logic_error);
+  EXPECT_THROW(emit(spliced, o), std::logic_error);
+  const json::value out_of_range = json::object{
+      {"configs",
+       json::array{json::object{{"scrape", json::array{json::object{{kSpliceKey, 1}}}}}}}};
+  EXPECT_THROW(emit(out_of_range, with), std::logic_error);
+}
