@@ -101,7 +101,7 @@ void register_flags(FlagSet& f, Options& o) {
   f.add_string("alloy-image", &o.alloy_image, "Alloy container image");
   f.add_bool("agent-incremental-render", &o.agent_incremental_render,
              "Keep each monitor's, Probe's and PodLogs' rendered configuration and render "
-             "again only what changed (more memory, no measured CPU saving yet)");
+             "again only what changed (false: render every member on every reconcile)");
 
   f.group("telegraf controller");
   auto& t = o.telegraf;

@@ -74,7 +74,7 @@ struct Options {
   std::string agent_compat = "upstream";  // upstream | fixed (output-changing fixes)
   std::string agent_backend = "static";   // static | alloy, for roots without the annotation
   std::string alloy_image = "grafana/alloy:v1.18.1";
-  bool agent_incremental_render = false;  // keep rendered member fragments (fragment_cache.hpp)
+  bool agent_incremental_render = true;  // keep rendered member fragments (fragment_cache.hpp)
 
   // telegraf controller: defaults live in the controller's own options, except the
   // InfluxDB URL and organisation, which belong to one site and have no default here

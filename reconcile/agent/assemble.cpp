@@ -2,6 +2,8 @@
 // fragments, in upstream's layout and order. A file's first error is the first one in
 // the order upstream renders the file (global block; then per instance its fields, its
 // members' jobs, its additional scrape configs), so messages match upstream's.
+#include <stdexcept>
+
 #include "reconcile/agent/config_common.hpp"
 #include "reconcile/agent/pipeline.hpp"
 
@@ -25,7 +27,11 @@ struct FileBuild {
 // Fragments are moved into the last file that uses them and copied before.
 class Assembler {
  public:
-  Assembler(Fragments& f, const Hierarchy& h) : f_(f), h_(h) {
+  // `splices`: where the members rendered as text go, the tree referring to them; null
+  // when the fragments have none.
+  Assembler(Fragments& f, const Hierarchy& h,
+            std::vector<std::shared_ptr<const k8s::yaml::Splice>>* splices)
+      : f_(f), h_(h), splices_(splices) {
     for (const auto& e : h.metrics) {
       for (const auto& m : e.service_monitors) ++uses_[key(Kind::service_monitor, m)];
       for (const auto& m : e.pod_monitors) ++uses_[key(Kind::pod_monitor, m)];
@@ -122,11 +128,19 @@ class Assembler {
     return MemberKey{kind, {m.metadata.ns, m.metadata.name}};
   }
 
-  std::size_t size(const MemberKey& k) const { return f_.members.at(k).configs.size(); }
+  std::size_t size(const MemberKey& k) const {
+    const ScrapeFragment& m = f_.members.at(k);
+    return m.configs.size() + (m.text ? 1 : 0);
+  }
 
   void member(const MemberKey& k, json::array& scrape, FileBuild& b) {
     ScrapeFragment& m = f_.members.at(k);
     b.take(m.problems, m.error);
+    if (m.text) {
+      if (splices_ == nullptr) throw std::logic_error("assemble: a text fragment for a tree");
+      scrape.push_back(json::object{{k8s::yaml::kSpliceKey, splices_->size()}});
+      splices_->push_back(m.text);
+    }
     if (--uses_[k] == 0) {
       for (auto& c : m.configs) scrape.push_back(std::move(c));
     } else {
@@ -148,6 +162,7 @@ class Assembler {
 
   Fragments& f_;
   const Hierarchy& h_;
+  std::vector<std::shared_ptr<const k8s::yaml::Splice>>* splices_;
   std::map<MemberKey, int> uses_;
 };
 
@@ -192,7 +207,7 @@ bool assemble_one(Assembler& a, const Hierarchy& hierarchy, ConfigFile file,
 
 Outcome<ConfigTrees> assemble(Fragments fragments, const Hierarchy& hierarchy) {
   Outcome<ConfigTrees> out;
-  Assembler a(fragments, hierarchy);
+  Assembler a(fragments, hierarchy, &out.value.splices);
   for (const ConfigFile file : kConfigFiles) {
     if (!config_needed(hierarchy, file)) continue;
     // The files before a failing one stand.
@@ -204,7 +219,7 @@ Outcome<ConfigTrees> assemble(Fragments fragments, const Hierarchy& hierarchy) {
 Outcome<boost::json::value> assemble_file(Fragments fragments, const Hierarchy& hierarchy,
                                           ConfigFile file) {
   Outcome<boost::json::value> out;
-  Assembler a(fragments, hierarchy);
+  Assembler a(fragments, hierarchy, nullptr);
   std::optional<boost::json::value> tree;
   if (assemble_one(a, hierarchy, file, tree, out.problems, out.failure))
     out.value = std::move(*tree);

@@ -8,9 +8,14 @@
 // expression without values), are skipped and reported as problems instead.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
+
+#include "k8s/yaml.hpp"
 
 #include "reconcile/agent/options.hpp"
 
@@ -18,8 +23,23 @@ namespace aop::agent {
 
 // Serializes a config tree: null trim, go-yaml v3 block style with 4-space indentation,
 // numbers as Go float64 (or, with Compat::fixed, integral values as integers), and the
-// trailing extra newline.
-std::string emit_config(boost::json::value tree, const Options& options);
+// trailing extra newline. `splices`: the kept texts the tree's splice items refer to
+// (emit_scrape_configs()).
+std::string emit_config(
+    boost::json::value tree, const Options& options,
+    const std::vector<std::shared_ptr<const k8s::yaml::Splice>>* splices = nullptr);
+
+// The column of a scrape config's `- ` in every file that has members' scrape configs
+// (metrics: configs[i].scrape_configs[j], and logs: the same): emit_config() writes them
+// there.
+inline constexpr int kScrapeConfigColumn = 12;
+
+// One member's scrape configs (or PodLogs jobs) as emit_config() writes them under an
+// instance's `scrape_configs:`, to splice into the files instead of the configs. The
+// configs hold at least one item and no null item (emit_config() leaves a null item
+// out, so a list of them would be an empty list there, not no list).
+std::shared_ptr<const k8s::yaml::Splice> emit_scrape_configs(boost::json::array configs,
+                                                             const Options& options);
 
 // Deletes every null map entry and null list element, recursively (upstream omits them).
 // Integer numbers become float64, the config's only number type.

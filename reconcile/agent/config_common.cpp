@@ -346,21 +346,44 @@ void null_trim(boost::json::value& v) {
   }
 }
 
-std::string emit_config(boost::json::value tree, const Options& options) {
-  null_trim(tree);
+namespace {
+
+k8s::yaml::EmitOptions emit_options(const Options& options) {
   k8s::yaml::EmitOptions eo;
   eo.indent = 4;
-  eo.numbers = k8s::yaml::NumberStyle::go_float64;
+  eo.numbers = options.compat == Compat::fixed ? k8s::yaml::NumberStyle::exact
+                                               : k8s::yaml::NumberStyle::go_float64;
   // The agent runs with -config.expand-env: a value the expansion would change is
   // written so that the agent reads it as given (README, What the operator validates).
   eo.escape_env_expansion = true;
-  if (options.compat == Compat::fixed) {
-    detail::integers_as_integers(tree);
-    eo.numbers = k8s::yaml::NumberStyle::exact;
-  }
+  return eo;
+}
+
+void prepare(boost::json::value& tree, const Options& options) {
+  null_trim(tree);
+  if (options.compat == Compat::fixed) detail::integers_as_integers(tree);
+}
+
+}  // namespace
+
+std::string emit_config(boost::json::value tree, const Options& options,
+                        const std::vector<std::shared_ptr<const k8s::yaml::Splice>>* splices) {
+  prepare(tree, options);
+  k8s::yaml::EmitOptions eo = emit_options(options);
+  eo.splices = splices;
   std::string out = k8s::yaml::emit(tree, eo);
   out += '\n';
   return out;
+}
+
+std::shared_ptr<const k8s::yaml::Splice> emit_scrape_configs(boost::json::array configs,
+                                                             const Options& options) {
+  boost::json::value v(std::move(configs));
+  prepare(v, options);
+  auto splice = std::make_shared<k8s::yaml::Splice>();
+  splice->indent = kScrapeConfigColumn;
+  splice->text = k8s::yaml::emit_items(v.get_array(), kScrapeConfigColumn, emit_options(options));
+  return splice;
 }
 
 }  // namespace aop::agent

@@ -14,4 +14,11 @@ std::string gzip_compress(std::string_view bytes);
 // Inverse of gzip_compress; nullopt when the input is not a valid gzip stream.
 std::optional<std::string> gzip_decompress(std::string_view bytes);
 
+// Text kept in memory for a while, at zlib's fastest level (raw deflate, no header):
+// what the fragment cache holds instead of each member's emitted text. pack() throws
+// like gzip_compress; unpack() takes the text's size and throws std::runtime_error when
+// `packed` is not what pack() made of a text of that size (memory corrupted).
+std::string pack(std::string_view text);
+std::string unpack(std::string_view packed, std::size_t size);
+
 }  // namespace aop::agent

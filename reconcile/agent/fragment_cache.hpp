@@ -17,6 +17,10 @@
 // Instance fragments, the global blocks and Integrations (a copy of their config) cost
 // little and are rendered every time.
 //
+// Kept as text for the static backend (the files are text: a kept member costs a copy of
+// its text, not a render, an emission and a tree), packed at zlib's fastest level while
+// kept; as JSON trees for Alloy, which translates the trees.
+//
 // Bounded: a root's entries are replaced at each of its renders by the fragments that
 // render used (a member left out, unselected or deleted goes at the root's next render,
 // which its change triggers), and forget() drops a deleted root's. Objects without a UID
@@ -54,8 +58,12 @@ class FragmentCache {
     std::string uid;
     std::string resource_version;
     std::string root_inputs;
+    bool as_text = false;  // rendered as text
     std::vector<AssetRead> reads;
-    ScrapeFragment fragment;
+    ScrapeFragment fragment;  // without its text, which is kept packed:
+    std::string packed_text;  // encoding.hpp pack(): a sixth to a tenth of the text
+    std::size_t text_size = 0;
+    int text_indent = 0;
   };
   using RootEntries = std::map<MemberKey, Entry>;
 

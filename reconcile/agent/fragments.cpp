@@ -1,6 +1,10 @@
 // The render-fragments stage (pipeline.hpp): each member's share of the configuration,
 // rendered on its own with its own problems and error.
+#include <algorithm>
+
+#include "reconcile/agent/config.hpp"
 #include "reconcile/agent/config_common.hpp"
+#include "reconcile/agent/encoding.hpp"
 #include "reconcile/agent/fragment_cache.hpp"
 #include "reconcile/agent/pipeline.hpp"
 
@@ -55,10 +59,11 @@ InstanceFragment instance_fragment(const Hierarchy& h, const AssetStore& assets,
 // this one keeps (`now`: the fragments it used), put back into the cache at the end.
 class Reuse {
  public:
-  Reuse(FragmentCache& cache, std::string root_uid, std::string_view inputs)
+  Reuse(FragmentCache& cache, std::string root_uid, std::string_view inputs, bool as_text)
       : cache_(cache),
         root_uid_(std::move(root_uid)),
         inputs_(inputs),
+        as_text_(as_text),
         old_(cache.take(root_uid_)) {}
   ~Reuse() {
     cache_.count(hits_, misses_);
@@ -67,25 +72,40 @@ class Reuse {
   Reuse(const Reuse&) = delete;
   Reuse& operator=(const Reuse&) = delete;
 
-  // The kept fragment of `key` if it was rendered from the same inputs, else null.
-  const ScrapeFragment* find(const MemberKey& key, const ObjectMeta& m, const AssetStore& assets) {
-    if (!keepable(m)) return nullptr;
+  // The kept fragment of `key` if it was rendered from the same inputs.
+  std::optional<ScrapeFragment> find(const MemberKey& key, const ObjectMeta& m,
+                                     const AssetStore& assets) {
+    if (!keepable(m)) return std::nullopt;
     const auto it = old_.find(key);
     if (it == old_.end() || !current(it->second, m, assets)) {
       ++misses_;
-      return nullptr;
+      return std::nullopt;
     }
     ++hits_;
-    const auto kept = now_.insert_or_assign(key, std::move(it->second)).first;
+    const FragmentCache::Entry& e = now_.insert_or_assign(key, std::move(it->second)).first->second;
     old_.erase(it);
-    return &kept->second.fragment;
+    ScrapeFragment f = e.fragment;
+    if (!e.packed_text.empty()) {
+      auto text = std::make_shared<k8s::yaml::Splice>();
+      text->indent = e.text_indent;
+      text->text = unpack(e.packed_text, e.text_size);
+      f.text = std::move(text);
+    }
+    return f;
   }
 
   void keep(const MemberKey& key, const ObjectMeta& m, std::vector<AssetRead> reads,
             const ScrapeFragment& fragment) {
     if (!keepable(m)) return;
-    now_.insert_or_assign(
-        key, FragmentCache::Entry{m.uid, m.resource_version, inputs_, std::move(reads), fragment});
+    FragmentCache::Entry e{m.uid,    m.resource_version, inputs_,
+                           as_text_, std::move(reads),   fragment};
+    if (fragment.text) {
+      e.fragment.text.reset();
+      e.packed_text = pack(fragment.text->text);
+      e.text_size = fragment.text->text.size();
+      e.text_indent = fragment.text->indent;
+    }
+    now_.insert_or_assign(key, std::move(e));
   }
 
  private:
@@ -94,7 +114,8 @@ class Reuse {
   }
 
   bool current(const FragmentCache::Entry& e, const ObjectMeta& m, const AssetStore& assets) const {
-    if (e.uid != m.uid || e.resource_version != m.resource_version || e.root_inputs != inputs_) {
+    if (e.uid != m.uid || e.resource_version != m.resource_version || e.root_inputs != inputs_ ||
+        e.as_text != as_text_) {
       return false;
     }
     for (const auto& read : e.reads) {
@@ -108,6 +129,7 @@ class Reuse {
   FragmentCache& cache_;
   std::string root_uid_;
   std::string inputs_;
+  bool as_text_;
   FragmentCache::RootEntries old_;
   FragmentCache::RootEntries now_;
   std::uint64_t hits_ = 0;
@@ -115,13 +137,14 @@ class Reuse {
 };
 
 template <class Member, class Render>
-void member_fragment(Fragments& f, Reuse* reuse, Kind kind, const Member& m, const Hierarchy& h,
-                     const AssetStore& assets, const Options& options, Render&& render) {
+void member_fragment(Fragments& f, Reuse* reuse, bool as_text, Kind kind, const Member& m,
+                     const Hierarchy& h, const AssetStore& assets, const Options& options,
+                     Render&& render) {
   MemberKey key{kind, {m.metadata.ns, m.metadata.name}};
   if (f.members.contains(key)) return;  // selected by an earlier instance too
   if (reuse != nullptr) {
-    if (const ScrapeFragment* kept = reuse->find(key, m.metadata, assets)) {
-      f.members.emplace(std::move(key), *kept);
+    if (auto kept = reuse->find(key, m.metadata, assets)) {
+      f.members.emplace(std::move(key), std::move(*kept));
       return;
     }
   }
@@ -129,6 +152,14 @@ void member_fragment(Fragments& f, Reuse* reuse, Kind kind, const Member& m, con
   ScrapeFragment fragment = scrape_fragment(
       h, assets, options, [&](RenderContext& ctx) { return render(ctx, m); },
       reuse != nullptr ? &reads : nullptr);
+  // A null item would be left out of the file, and a list of nulls would be an empty
+  // list there: such (never rendered) configs stay a tree.
+  if (as_text && !fragment.configs.empty() &&
+      std::none_of(fragment.configs.begin(), fragment.configs.end(),
+                   [](const json::value& c) { return c.is_null(); })) {
+    fragment.text = emit_scrape_configs(std::move(fragment.configs), options);
+    fragment.configs = json::array();
+  }
   if (reuse != nullptr) reuse->keep(key, m.metadata, std::move(reads), fragment);
   f.members.emplace(std::move(key), std::move(fragment));
 }
@@ -170,12 +201,12 @@ std::string config_secret_name(const GrafanaAgent& agent, ConfigFile file) {
 
 Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets,
                                     const Options& options, FragmentCache* cache,
-                                    std::string_view root_inputs) {
+                                    std::string_view root_inputs, bool as_text) {
   Outcome<Fragments> out;
   std::optional<Reuse> reuse;
   if (cache != nullptr && cache->enabled() && !h.agent.metadata.uid.empty() &&
       !root_inputs.empty()) {
-    reuse.emplace(*cache, h.agent.metadata.uid, root_inputs);
+    reuse.emplace(*cache, h.agent.metadata.uid, root_inputs, as_text);
   }
   Reuse* const r = reuse ? &*reuse : nullptr;
   Fragments& f = out.value;
@@ -190,15 +221,16 @@ Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets
         h, assets, options, mi, "MetricsInstance " + mi.metadata.ns + "/" + mi.metadata.name,
         [&](RenderContext& ctx) { return detail::metrics_instance_fields(ctx, mi); }));
     for (const auto& sm : e.service_monitors) {
-      member_fragment(f, r, Kind::service_monitor, sm, h, assets, options,
+      member_fragment(f, r, as_text, Kind::service_monitor, sm, h, assets, options,
                       detail::service_monitor_scrape_configs);
     }
     for (const auto& pm : e.pod_monitors) {
-      member_fragment(f, r, Kind::pod_monitor, pm, h, assets, options,
+      member_fragment(f, r, as_text, Kind::pod_monitor, pm, h, assets, options,
                       detail::pod_monitor_scrape_configs);
     }
     for (const auto& p : e.probes) {
-      member_fragment(f, r, Kind::probe, p, h, assets, options, detail::probe_scrape_configs);
+      member_fragment(f, r, as_text, Kind::probe, p, h, assets, options,
+                      detail::probe_scrape_configs);
     }
   }
   for (const auto& e : h.logs) {
@@ -209,7 +241,7 @@ Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets
     inst.trailing = detail::logs_instance_trailing(li);
     f.logs_instances.push_back(std::move(inst));
     for (const auto& pl : e.pod_logs) {
-      member_fragment(f, r, Kind::pod_logs, pl, h, assets, options,
+      member_fragment(f, r, as_text, Kind::pod_logs, pl, h, assets, options,
                       detail::pod_logs_scrape_configs);
     }
   }

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "k8s/yaml.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 
 namespace aop::agent {
@@ -40,8 +42,11 @@ struct AssetRead {
 };
 
 // Scrape configs (or PodLogs jobs) of one member, in order; none when it was skipped.
+// Rendered as text (render_fragments' `as_text`), the configs are `text` instead: what
+// emit_config() writes for them, spliced into the file as it is.
 struct ScrapeFragment {
   boost::json::array configs;
+  std::shared_ptr<const k8s::yaml::Splice> text;
   std::vector<Problem> problems;
   std::optional<std::string> error;
 };
@@ -98,6 +103,9 @@ std::string config_secret_name(const GrafanaAgent& agent, ConfigFile file);
 // it) failed to assemble.
 struct ConfigTrees {
   std::array<std::optional<boost::json::value>, kConfigFiles.size()> files;
+  // The texts of the members rendered as text, which the trees refer to by splice items
+  // (k8s::yaml::kSpliceKey) where their scrape configs go: emit_config() writes them.
+  std::vector<std::shared_ptr<const k8s::yaml::Splice>> splices;
 
   std::optional<boost::json::value>& operator[](ConfigFile f) {
     return files[static_cast<std::size_t>(f)];

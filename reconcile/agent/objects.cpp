@@ -209,9 +209,9 @@ bool config_secret_step(const Hierarchy& h, ConfigFile file, ConfigTrees& config
   if (!tree) return false;
   const Labels labels =
       merge_operator_labels({{std::string(kManagedByKey), std::string(kManagedByValue)}}, options);
-  steps.apply(
-      secret(a, secret_name, labels,
-             {{"agent.yml", config_secret_payload(emit_config(std::move(*tree), options))}}));
+  steps.apply(secret(a, secret_name, labels,
+                     {{"agent.yml", config_secret_payload(emit_config(std::move(*tree), options,
+                                                                      &configs.splices))}}));
   return true;
 }
 

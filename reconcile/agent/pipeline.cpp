@@ -312,10 +312,13 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   if (plan.failure) return plan;
 
   std::string inputs;
-  if (in.fragment_cache != nullptr && in.fragment_cache->enabled()) {
-    inputs = root_inputs(root, in.options);
-  }
-  auto fragments = render_fragments(h, assets.value, in.options, in.fragment_cache, inputs);
+  const bool incremental = in.fragment_cache != nullptr && in.fragment_cache->enabled();
+  if (incremental) inputs = root_inputs(root, in.options);
+  // The static backend writes the files as text: kept members are kept as their text.
+  // (Alloy translates the trees.)
+  const bool as_text = incremental && backend.value.backend == Backend::static_mode;
+  auto fragments =
+      render_fragments(h, assets.value, in.options, in.fragment_cache, inputs, as_text);
   gather(plan, fragments);
   auto configs = assemble(std::move(fragments.value), h);
   gather(plan, configs);  // a render failure: the steps before the failing file still run

@@ -161,9 +161,12 @@ Outcome<AssetStore> resolve_assets(const Hierarchy& hierarchy, const std::vector
 // Errors stay in the fragments; the stage itself never fails. With a `cache` and the
 // root's `root_inputs` (fragment_cache.hpp), a member whose kept fragment was rendered
 // from the same inputs is not rendered again; the fragments are the same either way.
+// `as_text` (the static backend, whose files are text): members' scrape configs are kept
+// and handed on as their emitted text (ScrapeFragment::text), which the files splice in;
+// the files' bytes are the same either way.
 Outcome<Fragments> render_fragments(const Hierarchy& hierarchy, const AssetStore& assets,
                                     const Options& options, FragmentCache* cache = nullptr,
-                                    std::string_view root_inputs = {});
+                                    std::string_view root_inputs = {}, bool as_text = false);
 
 // assemble: the config files the hierarchy needs, in order, from the fragments
 // (consumed). The first file that includes a fragment with an error fails the stage

@@ -113,6 +113,13 @@ array relabelings(Model& m) {
                          {"targetLabel", "node_" + std::to_string(m.pick(5))}});
   }
   if (m.pick(8) == 0) out.push_back(object{{"action", "replace"}, {"regex", "("}});  // invalid
+  if (m.pick(4) == 0) {
+    // Written escaped for the agent's environment expansion, or as a literal block, whose
+    // layout depends on the column it is written at.
+    out.push_back(object{{"sourceLabels", array{"__address__"}},
+                         {"targetLabel", "origin"},
+                         {"replacement", m.coin() ? "${1}:$$x\\y" : "line one\nline two\n"}});
+  }
   return out;
 }
 
@@ -140,6 +147,8 @@ object service_monitor(Model& m, const std::string& ns, const std::string& name)
               {"endpoints", std::move(endpoints)}};
   if (m.pick(4) == 0) spec["namespaceSelector"] = object{{"any", true}};
   if (m.pick(4) == 0) spec["jobLabel"] = "app.kubernetes.io/name";
+  // Printed `1e+06` upstream and `1000000` with Compat::fixed.
+  if (m.pick(4) == 0) spec["sampleLimit"] = 1000000;
   return object{{"apiVersion", "monitoring.coreos.com/v1"},
                 {"kind", "ServiceMonitor"},
                 {"metadata", meta(ns, name, member_labels(m))},
