@@ -943,6 +943,21 @@ def targets(r):
                    (mem, "met" if mem <= 1 / 3 else "missed"))
     else:
         out.append("sync vs JS: not measured")
+    floor = r.get("floor")
+    ingest = op and floor and ratio(op["sync_cpu_seconds"], floor["parse_cpu_seconds"])
+    out.append("ingest CPU %s (target ≤ 3×: %s)" %
+               (("%s the parse floor's" % fmt(ingest, "×", 1), "met" if ingest <= 3 else "missed")
+                if ingest else ("vs the parse floor not measured", "—")))
+    cold = r.get("operator_cold")
+    out.append("cold start %s (target < 2.5 s: %s)" %
+               ((fmt(cold["cold_start_seconds"], " s"),
+                 "met" if cold["cold_start_seconds"] < 2.5 else "missed") if cold
+                else ("not measured", "—")))
+    light = r.get("operator_latency_light")
+    light_p99 = light and light["change_latency_p99_ms"]
+    out.append("change→Secret p99 idle %s (target < 25 ms: %s)" %
+               ((fmt(light_p99, " ms", 0), "met" if light_p99 < 25 else "missed")
+                if light_p99 is not None else ("not measured", "—")))
     rs = r.get("operator_resync")
     out.append("unchanged resync writes %s (target 0: %s)" %
                ((rs["resync_writes"], "met" if rs["resync_writes"] == 0 else "missed") if rs
