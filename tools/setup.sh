@@ -37,7 +37,7 @@ done
 packages=(
   g++ cmake ninja-build ccache pkg-config git ca-certificates curl openssl procps
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-  libssl-dev libyaml-cpp-dev zlib1g-dev libtomlplusplus-dev libre2-dev
+  libssl-dev libyaml-cpp-dev zlib1g-dev libdeflate-dev libtomlplusplus-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-kubernetes python3-yaml
   binutils umoci runc

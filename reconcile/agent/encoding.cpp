@@ -1,34 +1,44 @@
 #include "reconcile/agent/encoding.hpp"
 
 #include <array>
+#include <memory>
 #include <stdexcept>
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 namespace aop::agent {
 namespace {
 
-// windowBits 15 + 16 selects the gzip wrapper; -15 a raw deflate stream.
+// windowBits 15 + 16 selects zlib's gzip wrapper.
 constexpr int kGzipWindowBits = 15 + 16;
-constexpr int kRawWindowBits = -15;
 
-std::string deflate_all(std::string_view bytes, int level, int window_bits) {
-  z_stream zs{};
-  if (deflateInit2(&zs, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    throw std::runtime_error("gzip: deflateInit2 failed");
+// zlib's default level, the one the configuration format asks for; and its fastest.
+constexpr int kDefaultLevel = 6;
+constexpr int kFastestLevel = 1;
+
+// One compressor per level and thread (libdeflate's state is large and costly to set up;
+// renders of different roots run on several threads).
+libdeflate_compressor& compressor(int level) {
+  struct Free {
+    void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+  };
+  thread_local std::unique_ptr<libdeflate_compressor, Free> by_level[kDefaultLevel + 1];
+  auto& c = by_level[level];
+  if (!c) {
+    c.reset(libdeflate_alloc_compressor(level));
+    if (!c) throw std::runtime_error("libdeflate: out of memory");
   }
-  std::string out;
-  out.resize(deflateBound(&zs, static_cast<uLong>(bytes.size())) + 32);
-  // zlib's API is not const-correct; it does not write through next_in.
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  zs.avail_in = static_cast<uInt>(bytes.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&zs, Z_FINISH);
-  const auto written = zs.total_out;
-  deflateEnd(&zs);
-  if (rc != Z_STREAM_END) throw std::runtime_error("gzip: deflate failed");
-  out.resize(written);
+  return *c;
+}
+
+template <class Bound, class Compress>
+std::string compress(std::string_view bytes, int level, Bound bound, Compress run) {
+  libdeflate_compressor& c = compressor(level);
+  std::string out(bound(&c, bytes.size()), '\0');
+  const std::size_t n = run(&c, bytes.data(), bytes.size(), out.data(), out.size());
+  if (n == 0) throw std::runtime_error("libdeflate: output above its own bound");
+  out.resize(n);
   out.shrink_to_fit();  // the bound is about the input's size: kept, it would be held
   return out;
 }
@@ -36,9 +46,11 @@ std::string deflate_all(std::string_view bytes, int level, int window_bits) {
 }  // namespace
 
 std::string gzip_compress(std::string_view bytes) {
-  return deflate_all(bytes, Z_DEFAULT_COMPRESSION, kGzipWindowBits);
+  return compress(bytes, kDefaultLevel, libdeflate_gzip_compress_bound, libdeflate_gzip_compress);
 }
 
+// zlib, an implementation independent of the compressor: the tests read what
+// gzip_compress wrote with it.
 std::optional<std::string> gzip_decompress(std::string_view bytes) {
   z_stream zs{};
   if (inflateInit2(&zs, kGzipWindowBits) != Z_OK) return std::nullopt;
@@ -60,22 +72,21 @@ std::optional<std::string> gzip_decompress(std::string_view bytes) {
 }
 
 std::string pack(std::string_view text) {
-  return deflate_all(text, Z_BEST_SPEED, kRawWindowBits);
+  return compress(text, kFastestLevel, libdeflate_deflate_compress_bound,
+                  libdeflate_deflate_compress);
 }
 
 std::string unpack(std::string_view packed, std::size_t size) {
-  z_stream zs{};
-  if (inflateInit2(&zs, kRawWindowBits) != Z_OK) throw std::runtime_error("unpack: inflateInit2");
+  struct Free {
+    void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+  };
+  thread_local std::unique_ptr<libdeflate_decompressor, Free> d(libdeflate_alloc_decompressor());
+  if (!d) throw std::runtime_error("libdeflate: out of memory");
   std::string out(size, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
-  zs.avail_in = static_cast<uInt>(packed.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&zs, Z_FINISH);
-  const bool whole = rc == Z_STREAM_END && zs.total_out == size && zs.avail_in == 0;
-  inflateEnd(&zs);
-  if (!whole)
+  if (libdeflate_deflate_decompress(d.get(), packed.data(), packed.size(), out.data(), size,
+                                    nullptr) != LIBDEFLATE_SUCCESS) {
     throw std::runtime_error("unpack: not a packed text of " + std::to_string(size) + " bytes");
+  }
   return out;
 }
 

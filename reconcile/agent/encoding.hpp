@@ -8,13 +8,13 @@
 
 namespace aop::agent {
 
-// gzip (RFC 1952) at zlib's default level. Throws std::runtime_error only when zlib
-// itself fails (out of memory), a programmer-visible condition.
+// gzip (RFC 1952) at the default level (6), by libdeflate. Throws std::runtime_error
+// only when the library itself fails (out of memory), a programmer-visible condition.
 std::string gzip_compress(std::string_view bytes);
 // Inverse of gzip_compress; nullopt when the input is not a valid gzip stream.
 std::optional<std::string> gzip_decompress(std::string_view bytes);
 
-// Text kept in memory for a while, at zlib's fastest level (raw deflate, no header):
+// Text kept in memory for a while, at the fastest level (raw deflate, no header):
 // what the fragment cache holds instead of each member's emitted text. pack() throws
 // like gzip_compress; unpack() takes the text's size and throws std::runtime_error when
 // `packed` is not what pack() made of a text of that size (memory corrupted).
