@@ -35,12 +35,13 @@ libdeflate_compressor& compressor(int level) {
 template <class Bound, class Compress>
 std::string compress(std::string_view bytes, int level, Bound bound, Compress run) {
   libdeflate_compressor& c = compressor(level);
-  std::string out(bound(&c, bytes.size()), '\0');
-  const std::size_t n = run(&c, bytes.data(), bytes.size(), out.data(), out.size());
+  // Not zero-filled: the bound is about the input's size (megabytes for a config), the
+  // output a small part of it, and only the pages written are touched.
+  const std::size_t capacity = bound(&c, bytes.size());
+  const std::unique_ptr<char[]> buffer(new char[capacity]);
+  const std::size_t n = run(&c, bytes.data(), bytes.size(), buffer.get(), capacity);
   if (n == 0) throw std::runtime_error("libdeflate: output above its own bound");
-  out.resize(n);
-  out.shrink_to_fit();  // the bound is about the input's size: kept, it would be held
-  return out;
+  return std::string(buffer.get(), n);
 }
 
 }  // namespace
