@@ -148,10 +148,17 @@ Result<void> validate(Options& o) {
       return make_error("--agent-labels: \"" + kv + "\" is not of the form key=value");
     }
     const std::string key = kv.substr(0, eq);
-    if (key == "app.kubernetes.io/managed-by") {
-      return make_error(
-          "--agent-labels: app.kubernetes.io/managed-by is set by the operator and "
-          "cannot be overridden");
+    // Labels the operator finds its objects and pods by: the same value on every agent's
+    // (or every shard's) workloads would make their selectors overlap, and ownership and
+    // backend switches read them. Upstream lets the flag win and produces such workloads.
+    for (const std::string_view owned :
+         {"app.kubernetes.io/managed-by", "operator.agent.grafana.com/name",
+          "operator.agent.grafana.com/shard", "operator.agent.grafana.com/type",
+          "operator.agent.grafana.com/backend"}) {
+      if (key == owned) {
+        return make_error("--agent-labels: " + key +
+                          " is set by the operator and cannot be overridden");
+      }
     }
     if (auto e = k8s::validate_label_key(key); !e.empty())
       return make_error("--agent-labels: " + e);

@@ -108,6 +108,13 @@ TEST(Options, ValidationRejectsBadCombinations) {
   check([](Options& o) { o.controllers = {"agent", "prometheus"}; }, "unknown controller");
   check([](Options& o) { o.agent_labels = {"novalue"}; }, "key=value");
   check([](Options& o) { o.agent_labels = {"app.kubernetes.io/managed-by=x"}; }, "managed-by");
+  // The labels selectors and ownership read: every shard would select every shard's pods.
+  for (const char* key :
+       {"operator.agent.grafana.com/name", "operator.agent.grafana.com/shard",
+        "operator.agent.grafana.com/type", "operator.agent.grafana.com/backend"}) {
+    check([&](Options& o) { o.agent_labels = {std::string(key) + "=x"}; },
+          std::string(key) + " is set by the operator");
+  }
   check([](Options& o) { o.kubelet_service = "kubelet"; }, "namespace/name");
   check([](Options& o) { o.agent_selector = "a in (b"; }, "--agent-selector");
   check([](Options& o) { o.telegraf_token_secret = "ns/name"; }, "namespace/name:key");
