@@ -4,6 +4,11 @@
 
 namespace aop::net {
 
+std::uint64_t random_seed() {
+  thread_local std::mt19937_64 seeds(std::random_device{}());
+  return seeds();
+}
+
 Backoff::Backoff(BackoffPolicy policy, std::uint64_t seed)
     : policy_(policy), base_(policy.initial), rng_(seed) {
   policy_.jitter = std::clamp(policy_.jitter, 0.0, 1.0);

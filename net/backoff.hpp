@@ -26,10 +26,14 @@ struct BackoffPolicy {
   Duration reset_after = std::chrono::minutes(2);
 };
 
+// A seed for jitter: from a per-thread generator seeded once from std::random_device
+// (constructing a random_device per API request showed in the operator's profile).
+std::uint64_t random_seed();
+
 class Backoff {
  public:
   // `seed` makes the jitter reproducible in tests; production passes a random seed.
-  explicit Backoff(BackoffPolicy policy = {}, std::uint64_t seed = std::random_device{}());
+  explicit Backoff(BackoffPolicy policy = {}, std::uint64_t seed = random_seed());
 
   // A failure happened at `now`: how long to wait before the next attempt.
   Duration next(TimePoint now);
