@@ -1454,15 +1454,9 @@ bool go_yaml_key_less(std::string_view a_str, std::string_view b_str) {
 
 class Emitter {
  public:
-  explicit Emitter(const EmitOptions& o) : opt_(o) {
-    // Spliced text is most of such a document: one allocation instead of a doubling
-    // series of copies (and page faults) up to its size.
-    if (opt_.splices != nullptr) {
-      std::size_t n = 4096;
-      for (const auto& s : *opt_.splices) n += s ? s->text.size() : 0;
-      out_.reserve(n);
-    }
-  }
+  // `points`: where splice items go (emit_spliced); null: they are an error.
+  explicit Emitter(const EmitOptions& o, std::vector<SplicePoint>* points = nullptr)
+      : opt_(o), points_(points) {}
 
   std::string run(const json::value& v) {
     // A top-level collection starts at indent 0; a top-level scalar is written as is.
@@ -1616,13 +1610,14 @@ class Emitter {
       const auto& arr = v.get_array();
       bool first = true;
       for (const auto& item : arr) {
-        if (const Splice* s = splice_of(item)) {
-          if (s->indent != indent || (first && inline_first)) {
+        if (const auto splice = splice_of(item)) {
+          const int column = (*opt_.splice_columns)[*splice];
+          if (column != indent || (first && inline_first)) {
             throw std::logic_error("yaml::emit: a splice emitted for column " +
-                                   std::to_string(s->indent) + " written at column " +
+                                   std::to_string(column) + " written at column " +
                                    std::to_string(indent));
           }
-          out_ += s->text;
+          points_->push_back(SplicePoint{out_.size(), *splice});
           first = false;
           continue;
         }
@@ -1639,22 +1634,23 @@ class Emitter {
     }
   }
 
-  // The splice `item` stands for, or null when it is an ordinary item.
-  const Splice* splice_of(const json::value& item) const {
+  // The index of the splice `item` stands for, or none when it is an ordinary item.
+  std::optional<std::size_t> splice_of(const json::value& item) const {
     const json::object* o = item.if_object();
-    if (o == nullptr || o->size() != 1 || o->begin()->key() != kSpliceKey) return nullptr;
+    if (o == nullptr || o->size() != 1 || o->begin()->key() != kSpliceKey) return std::nullopt;
     const json::value& index = o->begin()->value();
-    if (opt_.splices == nullptr || !index.is_number()) {
-      throw std::logic_error("yaml::emit: a splice item without its splices");
+    if (points_ == nullptr || opt_.splice_columns == nullptr || !index.is_number()) {
+      throw std::logic_error("yaml::emit: a splice item outside emit_spliced()");
     }
     const auto i = static_cast<std::size_t>(index.to_number<double>());
-    if (i >= opt_.splices->size() || (*opt_.splices)[i] == nullptr) {
-      throw std::logic_error("yaml::emit: a splice index out of range");
+    if (i >= opt_.splice_columns->size()) {
+      throw std::logic_error("yaml::emit: a splice index without a column");
     }
-    return (*opt_.splices)[i].get();
+    return i;
   }
 
   const EmitOptions& opt_;
+  std::vector<SplicePoint>* points_;
   std::string out_;
   bool literal_ended_line_ = false;
 };
@@ -1673,6 +1669,12 @@ bool changed_by_env_expansion(std::string_view text) {
 
 std::string emit(const json::value& v, const EmitOptions& options) {
   return Emitter(options).run(v);
+}
+
+SplicedText emit_spliced(const json::value& v, const EmitOptions& options) {
+  SplicedText out;
+  out.text = Emitter(options, &out.points).run(v);
+  return out;
 }
 
 std::string emit_items(const json::array& items, int indent, const EmitOptions& options) {

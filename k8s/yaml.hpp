@@ -60,19 +60,30 @@ enum class NumberStyle {
   go_float64,
 };
 
-// Text emitted earlier by emit_items() and written again, verbatim, into a document: a
-// caller that emits the same large sequence items document after document keeps their
-// text and pays for a copy instead of an emission.
-struct Splice {
-  int indent = 0;    // the column of the items' `- `
-  std::string text;  // the items, each line ended
-};
-// A sequence item that is an object with this one key, whose value is an index into
-// EmitOptions::splices, is written as that splice's text. The key is not valid UTF-8, so
-// no parsed document and no Kubernetes object can hold it.
+// Items emitted on their own by emit_items() (for the column they will stand at) and put
+// into a document afterwards: a caller that writes the same large sequence items document
+// after document keeps their text, or what it made of it, instead of emitting them again.
+// A block sequence item that is an object with this one key, whose value is an index n,
+// stands for splice n: emit_spliced() writes the rest of the document and says where each
+// splice goes. The key is not valid UTF-8, so no parsed document and no Kubernetes object
+// can hold it.
 inline constexpr std::string_view kSpliceKey =
     "\xff"
     "splice";
+
+// Where splice `splice` goes in a document emitted without it: at byte `offset`.
+struct SplicePoint {
+  std::size_t offset = 0;
+  std::size_t splice = 0;
+  bool operator==(const SplicePoint&) const = default;
+};
+
+// A document emitted without its splices: the text around them and where each one goes,
+// in document order (offsets ascending).
+struct SplicedText {
+  std::string text;
+  std::vector<SplicePoint> points;
+};
 
 struct EmitOptions {
   int indent = 4;                            // go-yaml v3 default
@@ -84,21 +95,27 @@ struct EmitOptions {
   // written with each `$` and `\` doubled, which the expansion undoes exactly, so the
   // agent reads every value as it was given. Other scalars are written unchanged.
   bool escape_env_expansion = false;
-  // The splices a document's kSpliceKey items refer to. Writing one where its items would
-  // not start at its `indent` (or an index without a splice) throws std::logic_error: a
-  // splice is only ever text that emit() itself would have written there.
-  const std::vector<std::shared_ptr<const Splice>>* splices = nullptr;
+  // emit_spliced(): the column each splice's items were emitted for, by index.
+  const std::vector<int>* splice_columns = nullptr;
 };
 
 // Whether the agent's environment expansion would change this text (it contains `${`,
 // `$$`, `\\` or `\/`).
 bool changed_by_env_expansion(std::string_view text);
 
-// Emits one document (no leading `---`), ending with a single newline.
+// Emits one document (no leading `---`), ending with a single newline. A splice item
+// throws std::logic_error (emit_spliced() writes documents that have them).
 std::string emit(const boost::json::value& v, const EmitOptions& options = {});
 
+// emit() of a document whose sequences hold splice items (kSpliceKey), without them:
+// the text with each splice's text inserted at its point is what emit() writes for the
+// document with the splices' items in their places. A splice item where its items would
+// not start at their column (options.splice_columns), or an index without a column,
+// throws std::logic_error: a splice is only ever text emit() itself would write there.
+SplicedText emit_spliced(const boost::json::value& v, const EmitOptions& options);
+
 // The items of `items` as emit() writes them in a block sequence whose `- ` is at column
-// `indent` (each line ended), for a Splice. Empty for an empty array.
+// `indent` (each line ended), for a splice. Empty for an empty array.
 std::string emit_items(const boost::json::array& items, int indent,
                        const EmitOptions& options = {});
 

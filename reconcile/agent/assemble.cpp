@@ -27,11 +27,10 @@ struct FileBuild {
 // Fragments are moved into the last file that uses them and copied before.
 class Assembler {
  public:
-  // `splices`: where the members rendered as text go, the tree referring to them; null
+  // `texts`: where the members rendered as text go, the tree referring to them; null
   // when the fragments have none.
-  Assembler(Fragments& f, const Hierarchy& h,
-            std::vector<std::shared_ptr<const k8s::yaml::Splice>>* splices)
-      : f_(f), h_(h), splices_(splices) {
+  Assembler(Fragments& f, const Hierarchy& h, std::vector<std::shared_ptr<const MemberText>>* texts)
+      : f_(f), h_(h), texts_(texts) {
     for (const auto& e : h.metrics) {
       for (const auto& m : e.service_monitors) ++uses_[key(Kind::service_monitor, m)];
       for (const auto& m : e.pod_monitors) ++uses_[key(Kind::pod_monitor, m)];
@@ -124,8 +123,8 @@ class Assembler {
 
  private:
   template <class Member>
-  static MemberKey key(Kind kind, const Member& m) {
-    return MemberKey{kind, {m.metadata.ns, m.metadata.name}};
+  static MemberKey key(Kind kind, const Shared<Member>& m) {
+    return MemberKey{kind, {m->metadata.ns, m->metadata.name}};
   }
 
   std::size_t size(const MemberKey& k) const {
@@ -137,9 +136,9 @@ class Assembler {
     ScrapeFragment& m = f_.members.at(k);
     b.take(m.problems, m.error);
     if (m.text) {
-      if (splices_ == nullptr) throw std::logic_error("assemble: a text fragment for a tree");
-      scrape.push_back(json::object{{k8s::yaml::kSpliceKey, splices_->size()}});
-      splices_->push_back(m.text);
+      if (texts_ == nullptr) throw std::logic_error("assemble: a text fragment for a tree");
+      scrape.push_back(json::object{{k8s::yaml::kSpliceKey, texts_->size()}});
+      texts_->push_back(m.text);
     }
     if (--uses_[k] == 0) {
       for (auto& c : m.configs) scrape.push_back(std::move(c));
@@ -162,7 +161,7 @@ class Assembler {
 
   Fragments& f_;
   const Hierarchy& h_;
-  std::vector<std::shared_ptr<const k8s::yaml::Splice>>* splices_;
+  std::vector<std::shared_ptr<const MemberText>>* texts_;
   std::map<MemberKey, int> uses_;
 };
 
@@ -207,7 +206,7 @@ bool assemble_one(Assembler& a, const Hierarchy& hierarchy, ConfigFile file,
 
 Outcome<ConfigTrees> assemble(Fragments fragments, const Hierarchy& hierarchy) {
   Outcome<ConfigTrees> out;
-  Assembler a(fragments, hierarchy, &out.value.splices);
+  Assembler a(fragments, hierarchy, &out.value.members);
   for (const ConfigFile file : kConfigFiles) {
     if (!config_needed(hierarchy, file)) continue;
     // The files before a failing one stand.

@@ -170,20 +170,20 @@ std::vector<AssetRef> collect_asset_refs(const Hierarchy& h, bool every_occurren
     c.ptr(AssetKind::secret, m.instance.spec.additional_scrape_configs,
           "spec.additionalScrapeConfigs");
     for (const auto& sm : m.service_monitors) {
-      c.owner(Kind::service_monitor, sm.metadata);
-      c.endpoints(sm.spec.endpoints, "spec.endpoints");
+      c.owner(Kind::service_monitor, sm->metadata);
+      c.endpoints(sm->spec.endpoints, "spec.endpoints");
     }
     for (const auto& pm : m.pod_monitors) {
-      c.owner(Kind::pod_monitor, pm.metadata);
-      c.endpoints(pm.spec.pod_metrics_endpoints, "spec.podMetricsEndpoints");
+      c.owner(Kind::pod_monitor, pm->metadata);
+      c.endpoints(pm->spec.pod_metrics_endpoints, "spec.podMetricsEndpoints");
     }
     for (const auto& p : m.probes) {
-      c.owner(Kind::probe, p.metadata);
-      c.tls(p.spec.tls_config, "spec.tlsConfig");
-      c.val(p.spec.bearer_token_secret, "spec.bearerTokenSecret");
-      c.basic_auth(p.spec.basic_auth, "spec.basicAuth");
-      c.oauth2(p.spec.oauth2, "spec.oauth2");
-      c.authorization(p.spec.authorization, "spec.authorization");
+      c.owner(Kind::probe, p->metadata);
+      c.tls(p->spec.tls_config, "spec.tlsConfig");
+      c.val(p->spec.bearer_token_secret, "spec.bearerTokenSecret");
+      c.basic_auth(p->spec.basic_auth, "spec.basicAuth");
+      c.oauth2(p->spec.oauth2, "spec.oauth2");
+      c.authorization(p->spec.authorization, "spec.authorization");
     }
   }
   for (const auto& l : h.logs) {

@@ -366,24 +366,33 @@ void prepare(boost::json::value& tree, const Options& options) {
 
 }  // namespace
 
-std::string emit_config(boost::json::value tree, const Options& options,
-                        const std::vector<std::shared_ptr<const k8s::yaml::Splice>>* splices) {
+std::string emit_config(boost::json::value tree, const Options& options) {
   prepare(tree, options);
-  k8s::yaml::EmitOptions eo = emit_options(options);
-  eo.splices = splices;
-  std::string out = k8s::yaml::emit(tree, eo);
+  std::string out = k8s::yaml::emit(tree, emit_options(options));
   out += '\n';
   return out;
 }
 
-std::shared_ptr<const k8s::yaml::Splice> emit_scrape_configs(boost::json::array configs,
-                                                             const Options& options) {
+ConfigText emit_config_text(boost::json::value tree, const Options& options,
+                            std::vector<std::shared_ptr<const MemberText>> members) {
+  prepare(tree, options);
+  std::vector<int> columns;
+  columns.reserve(members.size());
+  for (const auto& m : members) columns.push_back(m ? m->column() : -1);
+  k8s::yaml::EmitOptions eo = emit_options(options);
+  eo.splice_columns = &columns;
+  ConfigText out{k8s::yaml::emit_spliced(tree, eo), std::move(members)};
+  out.skeleton.text += '\n';
+  return out;
+}
+
+std::shared_ptr<const MemberText> emit_scrape_configs(boost::json::array configs,
+                                                      const Options& options) {
   boost::json::value v(std::move(configs));
   prepare(v, options);
-  auto splice = std::make_shared<k8s::yaml::Splice>();
-  splice->indent = kScrapeConfigColumn;
-  splice->text = k8s::yaml::emit_items(v.get_array(), kScrapeConfigColumn, emit_options(options));
-  return splice;
+  return std::make_shared<MemberText>(
+      k8s::yaml::emit_items(v.get_array(), kScrapeConfigColumn, emit_options(options)),
+      kScrapeConfigColumn);
 }
 
 }  // namespace aop::agent

@@ -4,7 +4,8 @@
 // A reconcile reads every member of its hierarchy, but between two reconciles most
 // members have not changed. Decoding one means building its JSON from the cache's
 // compact form and walking it field by field; with this cache an unchanged member costs
-// a hash lookup and a copy of the struct. Failed decodes are kept too, so an invalid
+// a hash lookup (decode_shared(): the struct is shared, never copied; the hierarchy holds
+// its members so). Failed decodes are kept too, so an invalid
 // member is not decoded again on every reconcile. Objects without a UID or
 // resourceVersion (`render` input) are decoded every time and never kept.
 //
@@ -87,6 +88,26 @@ class DecodeCache {
     auto decoded = std::make_shared<const Result<T>>(decode());
     store(uid, rv, decoded);
     return *decoded;
+  }
+
+  // The same, the struct shared with the cache (and every other reconcile that decoded
+  // the same version of the object) instead of copied.
+  template <class T>
+  Result<std::shared_ptr<const T>> decode_shared(const k8s::Object& object,
+                                                 const boost::json::object* json = nullptr) {
+    const std::string_view uid = object.uid();
+    const std::string_view rv = object.resource_version();
+    std::shared_ptr<const Result<T>> decoded;
+    if (enabled_ && !uid.empty() && !rv.empty()) {
+      decoded = std::static_pointer_cast<const Result<T>>(lookup(uid, rv));
+    }
+    if (!decoded) {
+      decoded = std::make_shared<const Result<T>>(
+          Decoding<T>::from(json != nullptr ? boost::json::value(*json) : object.to_json()));
+      if (enabled_ && !uid.empty() && !rv.empty()) store(uid, rv, decoded);
+    }
+    if (!*decoded) return decoded->error();
+    return std::shared_ptr<const T>(decoded, &decoded->value());
   }
 
   // The object is gone: its entry goes too.

@@ -16,11 +16,21 @@ std::string object_ref(Kind kind, const ObjectMeta& m) {
 }
 
 template <class T>
-void sort_by_key(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) {
-    if (a.metadata.ns != b.metadata.ns) return a.metadata.ns < b.metadata.ns;
-    return a.metadata.name < b.metadata.name;
+void sort_by_key(std::vector<Shared<T>>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const Shared<T>& a, const Shared<T>& b) {
+    if (a->metadata.ns != b->metadata.ns) return a->metadata.ns < b->metadata.ns;
+    return a->metadata.name < b->metadata.name;
   });
+}
+
+// Instances and Integrations are held by value (validation edits an instance's
+// additional scrape configs).
+template <class T>
+std::vector<T> copies(std::vector<Shared<T>> shared) {
+  std::vector<T> out;
+  out.reserve(shared.size());
+  for (const auto& s : shared) out.push_back(*s);
+  return out;
 }
 
 class Discoverer {
@@ -31,12 +41,12 @@ class Discoverer {
   // Lists the children of one edge of the hierarchy. `owner`/`field` locate the selector
   // in error messages (`GrafanaAgent ns/a: spec.metrics.instanceSelector: ...`).
   template <class T>
-  Result<std::vector<T>> select(Kind kind, const std::string& parent_ns,
-                                const std::optional<LabelSelectorSpec>& selector,
-                                const std::optional<LabelSelectorSpec>& ns_selector,
-                                const std::string& owner, const std::string& field,
-                                const std::string& ns_field) {
-    std::vector<T> out;
+  Result<std::vector<Shared<T>>> select(Kind kind, const std::string& parent_ns,
+                                        const std::optional<LabelSelectorSpec>& selector,
+                                        const std::optional<LabelSelectorSpec>& ns_selector,
+                                        const std::string& owner, const std::string& field,
+                                        const std::string& ns_field) {
+    std::vector<Shared<T>> out;
     if (!selector) return out;  // a nil label selector selects nothing, as upstream
     auto sel = k8s::parse_label_selector(selector->raw);
     if (!sel) return make_error(owner + ": " + field + ": " + sel.error().message);
@@ -77,7 +87,7 @@ class Discoverer {
                                  if (!dep.namespace_selector.matches(k8s::MapLabels(*labels)))
                                    return;
                                }
-                               auto decoded = cache_.decode<T>(o, item.json);
+                               auto decoded = cache_.decode_shared<T>(o, item.json);
                                if (!decoded) {
                                  problem(kind, {ns, std::string(o.name())}, "",
                                          decoded.error().message, Severity::error);
@@ -176,7 +186,7 @@ Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
     return fail(e);
   };
 
-  for (auto& mi : *metrics) {
+  for (auto& mi : copies(std::move(*metrics))) {
     MetricsEntry entry;
     const std::string inst = object_ref(Kind::metrics_instance, mi.metadata);
     const std::string& ins = mi.metadata.ns;
@@ -187,8 +197,8 @@ Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
     if (!sms) return fail_instance(sms.error(), check_metrics_instance(mi));
     for (auto& sm : *sms) {
       if (spec.metrics.deny_arbitrary_fs_access) {
-        if (auto reason = fs_access_reason(sm)) {
-          disc.problem(Kind::service_monitor, {sm.metadata.ns, sm.metadata.name}, *reason,
+        if (auto reason = fs_access_reason(*sm)) {
+          disc.problem(Kind::service_monitor, {sm->metadata.ns, sm->metadata.name}, *reason,
                        "skipped: GrafanaAgent " + ans + "/" + agent.metadata.name +
                            " denies file system access through ServiceMonitors "
                            "(spec.metrics.arbitraryFSAccessThroughSMs.deny)",
@@ -212,7 +222,7 @@ Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
     entry.instance = std::move(mi);
     h.metrics.push_back(std::move(entry));
   }
-  for (auto& li : *logs) {
+  for (auto& li : copies(std::move(*logs))) {
     LogsEntry entry;
     const std::string inst = object_ref(Kind::logs_instance, li.metadata);
     auto pls = disc.select<PodLogs>(Kind::pod_logs, li.metadata.ns, li.spec.pod_logs_selector,
@@ -223,7 +233,7 @@ Outcome<Discovered> discover(const GrafanaAgent& agent, const ClusterView& view,
     entry.instance = std::move(li);
     h.logs.push_back(std::move(entry));
   }
-  h.integrations = std::move(*integrations);
+  h.integrations = copies(std::move(*integrations));
   return d;
 }
 

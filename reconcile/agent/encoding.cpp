@@ -51,7 +51,7 @@ std::string gzip_compress(std::string_view bytes) {
 }
 
 // zlib, an implementation independent of the compressor: the tests read what
-// gzip_compress wrote with it.
+// gzip_compress and gzip_chunked wrote with it. Every member of the stream, in order.
 std::optional<std::string> gzip_decompress(std::string_view bytes) {
   z_stream zs{};
   if (inflateInit2(&zs, kGzipWindowBits) != Z_OK) return std::nullopt;
@@ -60,12 +60,17 @@ std::optional<std::string> gzip_decompress(std::string_view bytes) {
   std::string out;
   std::array<char, 16384> buf{};
   int rc = Z_OK;
-  while (rc == Z_OK) {
+  for (;;) {
     zs.next_out = reinterpret_cast<Bytef*>(buf.data());
     zs.avail_out = static_cast<uInt>(buf.size());
     rc = inflate(&zs, Z_NO_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END) break;
     out.append(buf.data(), buf.size() - zs.avail_out);
+    if (rc == Z_STREAM_END) {
+      if (zs.avail_in == 0) break;
+      // Another member follows.
+      if (inflateReset(&zs) != Z_OK) break;
+    }
   }
   inflateEnd(&zs);
   if (rc != Z_STREAM_END) return std::nullopt;
@@ -77,17 +82,24 @@ std::string pack(std::string_view text) {
                   libdeflate_deflate_compress);
 }
 
-std::string unpack(std::string_view packed, std::size_t size) {
+void unpack_append(std::string_view packed, std::size_t size, std::string& out) {
   struct Free {
     void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
   };
   thread_local std::unique_ptr<libdeflate_decompressor, Free> d(libdeflate_alloc_decompressor());
   if (!d) throw std::runtime_error("libdeflate: out of memory");
-  std::string out(size, '\0');
-  if (libdeflate_deflate_decompress(d.get(), packed.data(), packed.size(), out.data(), size,
+  const std::size_t at = out.size();
+  out.resize(at + size);
+  if (libdeflate_deflate_decompress(d.get(), packed.data(), packed.size(), out.data() + at, size,
                                     nullptr) != LIBDEFLATE_SUCCESS) {
+    out.resize(at);
     throw std::runtime_error("unpack: not a packed text of " + std::to_string(size) + " bytes");
   }
+}
+
+std::string unpack(std::string_view packed, std::size_t size) {
+  std::string out;
+  unpack_append(packed, size, out);
   return out;
 }
 

@@ -11,7 +11,8 @@ namespace aop::agent {
 // gzip (RFC 1952) at the default level (6), by libdeflate. Throws std::runtime_error
 // only when the library itself fails (out of memory), a programmer-visible condition.
 std::string gzip_compress(std::string_view bytes);
-// Inverse of gzip_compress; nullopt when the input is not a valid gzip stream.
+// Every member of a gzip stream (gzip_compress writes one, gzip_chunked of config_text.hpp
+// several), concatenated; nullopt when the input is not a valid gzip stream.
 std::optional<std::string> gzip_decompress(std::string_view bytes);
 
 // Text kept in memory for a while, at the fastest level (raw deflate, no header):
@@ -20,5 +21,7 @@ std::optional<std::string> gzip_decompress(std::string_view bytes);
 // `packed` is not what pack() made of a text of that size (memory corrupted).
 std::string pack(std::string_view text);
 std::string unpack(std::string_view packed, std::size_t size);
+// unpack() appended to `out`.
+void unpack_append(std::string_view packed, std::size_t size, std::string& out);
 
 }  // namespace aop::agent

@@ -19,7 +19,8 @@
 //
 // Kept as text for the static backend (the files are text: a kept member costs a copy of
 // its text, not a render, an emission and a tree), packed at zlib's fastest level while
-// kept; as JSON trees for Alloy, which translates the trees.
+// kept; as JSON trees for Alloy, which translates the trees. With the texts, a root keeps
+// the compressed chunks of its config files (config_text.hpp's GzipChunks).
 //
 // Bounded: a root's entries are replaced at each of its renders by the fragments that
 // render used (a member left out, unselected or deleted goes at the root's next render,
@@ -27,19 +28,22 @@
 // or resourceVersion (`render` input) are rendered every time and never kept.
 //
 // Thread-safe: renders of different roots run concurrently; one root's render takes its
-// entries out and puts the new ones back.
+// entries out (Use) and puts what it used back.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "k8s/object.hpp"
+#include "reconcile/agent/config_text.hpp"
 #include "reconcile/agent/fragments.hpp"
 #include "reconcile/agent/options.hpp"
 
@@ -60,22 +64,45 @@ class FragmentCache {
     std::string root_inputs;
     bool as_text = false;  // rendered as text
     std::vector<AssetRead> reads;
-    ScrapeFragment fragment;  // without its text, which is kept packed:
-    std::string packed_text;  // encoding.hpp pack(): a sixth to a tenth of the text
-    std::size_t text_size = 0;
-    int text_indent = 0;
+    ScrapeFragment fragment;  // its text packed
   };
-  using RootEntries = std::map<MemberKey, Entry>;
+  // What one root keeps between its renders.
+  struct RootState {
+    std::map<MemberKey, Entry> members;
+    std::array<GzipChunks, kConfigFiles.size()> files;
+  };
 
-  // The entries of root `root_uid`, taken out (empty when none); put() them back after
-  // the render.
-  RootEntries take(const std::string& root_uid);
-  void put(const std::string& root_uid, RootEntries entries);
+  // One render of one root: takes the root's state out of the cache and, when destroyed,
+  // puts back what the render used.
+  class Use {
+   public:
+    Use(FragmentCache& cache, std::string root_uid, std::string root_inputs);
+    ~Use();
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+    // The kept fragment of `key` when it was rendered from the same inputs.
+    std::optional<ScrapeFragment> find(const MemberKey& key, const ObjectMeta& m,
+                                       const AssetStore& assets, bool as_text);
+    // Keeps what was rendered for `key` (a text is kept packed).
+    void keep(const MemberKey& key, const ObjectMeta& m, std::vector<AssetRead> reads,
+              const ScrapeFragment& fragment, bool as_text);
+    // The compressed chunks of `file`, for its encoding to use and replace.
+    GzipChunks& chunks(ConfigFile file);
+
+   private:
+    FragmentCache& cache_;
+    std::string root_uid_;
+    std::string inputs_;
+    RootState old_;
+    RootState now_;
+    std::array<bool, kConfigFiles.size()> encoded_{};
+    std::uint64_t hits_ = 0;
+    std::uint64_t misses_ = 0;
+  };
 
   // A root is gone: its entries go too. (Members' entries go at their roots' next render.)
   void forget(std::string_view uid);
-
-  void count(std::uint64_t hits, std::uint64_t misses);
 
   std::size_t roots() const;
   std::size_t size() const;  // kept fragments, over every root
@@ -83,9 +110,12 @@ class FragmentCache {
   std::uint64_t misses() const { return misses_.load(); }
 
  private:
+  RootState take(const std::string& root_uid);
+  void put(const std::string& root_uid, RootState state);
+
   const bool enabled_;
   mutable std::mutex mutex_;  // owns roots_
-  std::unordered_map<std::string, RootEntries> roots_;
+  std::unordered_map<std::string, RootState> roots_;
   std::atomic<std::uint64_t> hits_{0};
   std::atomic<std::uint64_t> misses_{0};
 };

@@ -28,6 +28,7 @@
 #include <boost/json/value.hpp>
 
 #include "k8s/yaml.hpp"
+#include "reconcile/agent/config_text.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 
 namespace aop::agent {
@@ -43,10 +44,10 @@ struct AssetRead {
 
 // Scrape configs (or PodLogs jobs) of one member, in order; none when it was skipped.
 // Rendered as text (render_fragments' `as_text`), the configs are `text` instead: what
-// emit_config() writes for them, spliced into the file as it is.
+// emit_config() writes for them, spliced into the file as it is (config_text.hpp).
 struct ScrapeFragment {
   boost::json::array configs;
-  std::shared_ptr<const k8s::yaml::Splice> text;
+  std::shared_ptr<const MemberText> text;
   std::vector<Problem> problems;
   std::optional<std::string> error;
 };
@@ -104,8 +105,9 @@ std::string config_secret_name(const GrafanaAgent& agent, ConfigFile file);
 struct ConfigTrees {
   std::array<std::optional<boost::json::value>, kConfigFiles.size()> files;
   // The texts of the members rendered as text, which the trees refer to by splice items
-  // (k8s::yaml::kSpliceKey) where their scrape configs go: emit_config() writes them.
-  std::vector<std::shared_ptr<const k8s::yaml::Splice>> splices;
+  // (k8s::yaml::kSpliceKey, the index into this list) where their scrape configs go:
+  // emit_config_text() writes them.
+  std::vector<std::shared_ptr<const MemberText>> members;
 
   std::optional<boost::json::value>& operator[](ConfigFile f) {
     return files[static_cast<std::size_t>(f)];

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,16 +16,26 @@
 
 namespace aop::agent {
 
+// Members are shared, immutable, with the decode cache and every other hierarchy that
+// holds them (a reconcile neither copies nor frees the hundreds of structs a large root
+// has); a list of them is edited by leaving members out, never by changing one.
+template <class T>
+using Shared = std::shared_ptr<const T>;
+template <class T>
+Shared<T> share(T value) {
+  return std::make_shared<const T>(std::move(value));
+}
+
 struct MetricsEntry {
   MetricsInstance instance;
-  std::vector<ServiceMonitor> service_monitors;
-  std::vector<PodMonitor> pod_monitors;
-  std::vector<Probe> probes;
+  std::vector<Shared<ServiceMonitor>> service_monitors;
+  std::vector<Shared<PodMonitor>> pod_monitors;
+  std::vector<Shared<Probe>> probes;
 };
 
 struct LogsEntry {
   LogsInstance instance;
-  std::vector<PodLogs> pod_logs;
+  std::vector<Shared<PodLogs>> pod_logs;
 };
 
 enum class AssetKind { secret, config_map };

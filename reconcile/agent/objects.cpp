@@ -7,7 +7,7 @@
 
 #include "k8s/base64.hpp"
 #include "reconcile/agent/config.hpp"
-#include "reconcile/agent/encoding.hpp"
+#include "reconcile/agent/fragment_cache.hpp"
 #include "reconcile/agent/names.hpp"
 #include "reconcile/agent/pipeline.hpp"
 #include "reconcile/agent/sanitize.hpp"
@@ -196,9 +196,11 @@ object governing_service(const GrafanaAgent& a, const Options& options) {
 }
 
 // The config Secret of `file`, or its deletion when the hierarchy does not need it.
-// False when it is needed but failed to assemble: the steps end here.
+// False when it is needed but failed to assemble: the steps end here. `kept`: the root's
+// kept chunks of the file's gzip encoding (config_text.hpp).
 bool config_secret_step(const Hierarchy& h, ConfigFile file, ConfigTrees& configs,
-                        const Options& options, runtime::ApplyPlan& steps) {
+                        const Options& options, runtime::ApplyPlan& steps,
+                        FragmentCache::Use* kept = nullptr) {
   const GrafanaAgent& a = h.agent;
   const std::string secret_name = config_secret_name(a, file);
   if (!config_needed(h, file)) {
@@ -209,9 +211,10 @@ bool config_secret_step(const Hierarchy& h, ConfigFile file, ConfigTrees& config
   if (!tree) return false;
   const Labels labels =
       merge_operator_labels({{std::string(kManagedByKey), std::string(kManagedByValue)}}, options);
+  const ConfigText text = emit_config_text(std::move(*tree), options, configs.members);
   steps.apply(secret(a, secret_name, labels,
-                     {{"agent.yml", config_secret_payload(emit_config(std::move(*tree), options,
-                                                                      &configs.splices))}}));
+                     {{"agent.yml", config_secret_payload(
+                                        text, kept != nullptr ? &kept->chunks(file) : nullptr)}}));
   return true;
 }
 
@@ -290,10 +293,6 @@ Labels merge_operator_labels(Labels m, const Options& options) {
   return m;
 }
 
-std::string config_secret_payload(const std::string& text) {
-  return text.size() > kGzipThreshold ? gzip_compress(text) : text;
-}
-
 const object* DesiredObjects::find(Kind kind, std::string_view name) const {
   const auto gk = runtime::GroupKind::of(gvk(kind));
   for (const auto& s : plan.steps) {
@@ -309,7 +308,8 @@ namespace {
 
 // The objects of build_objects() before their names are checked.
 Outcome<DesiredObjects> objects_in_order(const Hierarchy& h, const AssetStore& assets,
-                                         ConfigTrees configs, const Options& options) {
+                                         ConfigTrees configs, const Options& options,
+                                         FragmentCache::Use* kept) {
   Outcome<DesiredObjects> out;
   const GrafanaAgent& a = h.agent;
   runtime::ApplyPlan& steps = out.value.plan;
@@ -333,7 +333,7 @@ Outcome<DesiredObjects> objects_in_order(const Hierarchy& h, const AssetStore& a
   for (auto& w : integrations_workloads(h)) workloads.push_back(std::move(w));
 
   auto config_step = [&](ConfigFile file) {
-    return config_secret_step(h, file, configs, options, steps);
+    return config_secret_step(h, file, configs, options, steps, kept);
   };
 
   // 1. The assets Secret.
@@ -381,8 +381,9 @@ Outcome<DesiredObjects> objects_in_order(const Hierarchy& h, const AssetStore& a
 }  // namespace
 
 Outcome<DesiredObjects> build_objects(const Hierarchy& h, const AssetStore& assets,
-                                      ConfigTrees configs, const Options& options) {
-  auto out = objects_in_order(h, assets, std::move(configs), options);
+                                      ConfigTrees configs, const Options& options,
+                                      FragmentCache::Use* kept) {
+  auto out = objects_in_order(h, assets, std::move(configs), options, kept);
   // A name the API server would refuse fails the root before any write: applying the
   // steps up to the refused object would leave a half-built root retried forever.
   if (auto e = generated_names_error(h.agent, check_generated_names(out.value.plan.steps))) {

@@ -11,15 +11,13 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include "reconcile/agent/config_text.hpp"
 #include "reconcile/agent/fragments.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/options.hpp"
 #include "reconcile/runtime/apply_plan.hpp"
 
 namespace aop::agent {
-
-// Configs larger than this many bytes are stored gzip-compressed, as upstream does.
-inline constexpr std::size_t kGzipThreshold = 102400;
 
 inline constexpr std::string_view kManagedByKey = "app.kubernetes.io/managed-by";
 inline constexpr std::string_view kManagedByValue = "grafana-agent-operator";
@@ -75,8 +73,5 @@ boost::json::object strategic_merge_container(const boost::json::object& origina
 
 // `Labels.Merge`: `m` overlaid by the operator's `-labels` (flag labels win).
 Labels merge_operator_labels(Labels m, const Options& options);
-
-// A config Secret's data value: the text, gzip-compressed above kGzipThreshold.
-std::string config_secret_payload(const std::string& text);
 
 }  // namespace aop::agent

@@ -311,14 +311,17 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   gather(plan, assets);
   if (plan.failure) return plan;
 
-  std::string inputs;
-  const bool incremental = in.fragment_cache != nullptr && in.fragment_cache->enabled();
-  if (incremental) inputs = root_inputs(root, in.options);
-  // The static backend writes the files as text: kept members are kept as their text.
-  // (Alloy translates the trees.)
-  const bool as_text = incremental && backend.value.backend == Backend::static_mode;
-  auto fragments =
-      render_fragments(h, assets.value, in.options, in.fragment_cache, inputs, as_text);
+  // The root's use of the fragment cache, until the files are encoded.
+  std::optional<FragmentCache::Use> kept;
+  if (in.fragment_cache != nullptr && in.fragment_cache->enabled() &&
+      !agent.value.metadata.uid.empty()) {
+    kept.emplace(*in.fragment_cache, agent.value.metadata.uid, root_inputs(root, in.options));
+  }
+  FragmentCache::Use* const use = kept ? &*kept : nullptr;
+  // The static backend writes the files as text, members' texts spliced in. (Alloy
+  // translates the trees.)
+  const bool as_text = backend.value.backend == Backend::static_mode;
+  auto fragments = render_fragments(h, assets.value, in.options, use, as_text);
   gather(plan, fragments);
   auto configs = assemble(std::move(fragments.value), h);
   gather(plan, configs);  // a render failure: the steps before the failing file still run
@@ -329,8 +332,9 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
                               alloy.value.condition.message};
     objects = {std::move(alloy.value.desired), std::move(alloy.problems), std::move(alloy.failure)};
   } else {
-    objects = build_objects(h, assets.value, std::move(configs.value), in.options);
+    objects = build_objects(h, assets.value, std::move(configs.value), in.options, use);
   }
+  kept.reset();
   // Refused names stop the steps a render failure lets run: that failure goes first.
   if (objects.failure && objects.failure->stage == Stage::build_objects) plan.failure.reset();
   gather(plan, objects);

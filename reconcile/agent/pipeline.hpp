@@ -158,15 +158,15 @@ Outcome<AssetStore> resolve_assets(const Hierarchy& hierarchy, const std::vector
                                    const AssetSource& source);
 
 // render fragments: one fragment per member, each rendered on its own (fragments.hpp).
-// Errors stay in the fragments; the stage itself never fails. With a `cache` and the
-// root's `root_inputs` (fragment_cache.hpp), a member whose kept fragment was rendered
+// Errors stay in the fragments; the stage itself never fails. With `kept`, the root's use
+// of the fragment cache (fragment_cache.hpp), a member whose kept fragment was rendered
 // from the same inputs is not rendered again; the fragments are the same either way.
-// `as_text` (the static backend, whose files are text): members' scrape configs are kept
-// and handed on as their emitted text (ScrapeFragment::text), which the files splice in;
-// the files' bytes are the same either way.
+// `as_text` (the static backend, whose files are text): members' scrape configs are
+// handed on as their emitted text (ScrapeFragment::text), which the files splice in; the
+// files' bytes are the same either way.
 Outcome<Fragments> render_fragments(const Hierarchy& hierarchy, const AssetStore& assets,
-                                    const Options& options, FragmentCache* cache = nullptr,
-                                    std::string_view root_inputs = {}, bool as_text = false);
+                                    const Options& options, FragmentCache::Use* kept = nullptr,
+                                    bool as_text = false);
 
 // assemble: the config files the hierarchy needs, in order, from the fragments
 // (consumed). The first file that includes a fragment with an error fails the stage
@@ -179,13 +179,15 @@ Outcome<boost::json::value> assemble_file(Fragments fragments, const Hierarchy& 
                                           ConfigFile file);
 
 // build objects: the objects to apply, in order, from the hierarchy and its config
-// files (consumed; each emitted as go-yaml text, gzipped above kGzipThreshold). Steps end
-// before the Secret of a needed file that is missing (it failed to assemble). A generated
-// name, label value or volume name the API server would refuse (names.hpp) fails the
-// stage (invalid name, naming the root, each name, its limit and the longest root name
-// that fits) with no steps at all.
+// files (consumed; each emitted as go-yaml text, gzipped above kGzipThreshold: in chunks,
+// with `kept` those that did not change taken from the root's last encoding,
+// config_text.hpp). Steps end before the Secret of a needed file that is missing (it
+// failed to assemble). A generated name, label value or volume name the API server would
+// refuse (names.hpp) fails the stage (invalid name, naming the root, each name, its limit
+// and the longest root name that fits) with no steps at all.
 Outcome<DesiredObjects> build_objects(const Hierarchy& hierarchy, const AssetStore& assets,
-                                      ConfigTrees configs, const Options& options);
+                                      ConfigTrees configs, const Options& options,
+                                      FragmentCache::Use* kept = nullptr);
 
 // plan apply: the apply engine's plan for root key `root`, each object with its content
 // hash under `hash_annotation` (none when empty: the engine computes them). Never fails.

@@ -120,7 +120,13 @@ MemberKey key_of(Kind kind, const ObjectMeta& m) {
 
 template <class T>
 void remove_invalid(std::vector<T>& list, Kind kind, const std::set<MemberKey>& invalid) {
-  std::erase_if(list, [&](const T& x) { return invalid.contains(key_of(kind, x.metadata)); });
+  std::erase_if(list, [&](const T& x) {
+    if constexpr (requires { x->metadata; }) {
+      return invalid.contains(key_of(kind, x->metadata));
+    } else {
+      return invalid.contains(key_of(kind, x.metadata));
+    }
+  });
 }
 
 }  // namespace
@@ -159,19 +165,19 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   for (const auto& e : h.metrics) {
     if (once(Kind::metrics_instance, e.instance.metadata)) add(check_metrics_instance(e.instance));
     for (const auto& sm : e.service_monitors) {
-      if (once(Kind::service_monitor, sm.metadata)) add(check_service_monitor(sm, h.agent));
+      if (once(Kind::service_monitor, sm->metadata)) add(check_service_monitor(*sm, h.agent));
     }
     for (const auto& pm : e.pod_monitors) {
-      if (once(Kind::pod_monitor, pm.metadata)) add(check_pod_monitor(pm, h.agent));
+      if (once(Kind::pod_monitor, pm->metadata)) add(check_pod_monitor(*pm, h.agent));
     }
     for (const auto& p : e.probes) {
-      if (once(Kind::probe, p.metadata)) add(check_probe(p, h.agent));
+      if (once(Kind::probe, p->metadata)) add(check_probe(*p, h.agent));
     }
   }
   for (const auto& e : h.logs) {
     if (once(Kind::logs_instance, e.instance.metadata)) add(check_logs_instance(e.instance));
     for (const auto& pl : e.pod_logs) {
-      if (once(Kind::pod_logs, pl.metadata)) add(check_pod_logs(pl));
+      if (once(Kind::pod_logs, pl->metadata)) add(check_pod_logs(*pl));
     }
   }
   for (const auto& in : h.integrations) {
@@ -232,24 +238,25 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   for (auto& e : h.metrics) {
     std::vector<std::string> jobs;
     for (const auto& sm : e.service_monitors) {
-      for (std::size_t i = 0; i < sm.spec.endpoints.size(); ++i) {
-        jobs.push_back("serviceMonitor/" + sm.metadata.ns + "/" + sm.metadata.name + "/" +
+      for (std::size_t i = 0; i < sm->spec.endpoints.size(); ++i) {
+        jobs.push_back("serviceMonitor/" + sm->metadata.ns + "/" + sm->metadata.name + "/" +
                        std::to_string(i));
       }
     }
     for (const auto& pm : e.pod_monitors) {
-      for (std::size_t i = 0; i < pm.spec.pod_metrics_endpoints.size(); ++i) {
-        jobs.push_back("podMonitor/" + pm.metadata.ns + "/" + pm.metadata.name + "/" +
+      for (std::size_t i = 0; i < pm->spec.pod_metrics_endpoints.size(); ++i) {
+        jobs.push_back("podMonitor/" + pm->metadata.ns + "/" + pm->metadata.name + "/" +
                        std::to_string(i));
       }
     }
-    for (const auto& p : e.probes) jobs.push_back("probe/" + p.metadata.ns + "/" + p.metadata.name);
+    for (const auto& p : e.probes)
+      jobs.push_back("probe/" + p->metadata.ns + "/" + p->metadata.name);
     additional(e.instance, Kind::metrics_instance, true, jobs);
   }
   for (auto& e : h.logs) {
     std::vector<std::string> jobs;
     for (const auto& pl : e.pod_logs) {
-      jobs.push_back("podLogs/" + pl.metadata.ns + "/" + pl.metadata.name);
+      jobs.push_back("podLogs/" + pl->metadata.ns + "/" + pl->metadata.name);
     }
     additional(e.instance, Kind::logs_instance, false, jobs);
   }
@@ -258,8 +265,8 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   // stays) instead of rendering a configuration no agent could load.
   std::size_t jobs = h.integrations.size();
   for (const auto& e : h.metrics) {
-    for (const auto& sm : e.service_monitors) jobs += sm.spec.endpoints.size();
-    for (const auto& pm : e.pod_monitors) jobs += pm.spec.pod_metrics_endpoints.size();
+    for (const auto& sm : e.service_monitors) jobs += sm->spec.endpoints.size();
+    for (const auto& pm : e.pod_monitors) jobs += pm->spec.pod_metrics_endpoints.size();
     jobs += e.probes.size();
   }
   for (const auto& e : h.logs) jobs += e.pod_logs.size();

@@ -97,7 +97,13 @@ template <class T>
 std::vector<std::string> names(const std::vector<T>& objs) {
   std::vector<std::string> out;
   out.reserve(objs.size());
-  for (const auto& o : objs) out.push_back(o.metadata.ns + "/" + o.metadata.name);
+  for (const auto& o : objs) {
+    if constexpr (requires { o->metadata; }) {
+      out.push_back(o->metadata.ns + "/" + o->metadata.name);
+    } else {
+      out.push_back(o.metadata.ns + "/" + o.metadata.name);
+    }
+  }
   return out;
 }
 

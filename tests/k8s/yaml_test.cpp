@@ -396,41 +396,58 @@ TEST(YamlEmit, WithoutEscapingTheExpansionWouldChangeValues) {
   EXPECT_EQ(back->at("p"), json::value("C:\\x"));
 }
 
-// A splice is text emit_items() wrote for a column; written there, the document is the
-// same as with the items in the tree.
-TEST(YamlEmit, ASpliceWritesTheSameTextAsItsItems) {
+// A splice is text emit_items() wrote for a column: emit_spliced() leaves it out and says
+// where it goes, and put there, the document is the one with the items in the tree.
+TEST(YamlEmit, ASplicedDocumentWithItsSplicesIsTheDocumentWithTheItems) {
+  using aop::k8s::yaml::emit_spliced;
   using aop::k8s::yaml::kSpliceKey;
-  using aop::k8s::yaml::Splice;
-  const auto items = json::parse(R"([{"job":"a","relabel":[{"replacement":"one\ntwo\n"}]},
+  using aop::k8s::yaml::SplicePoint;
+  const auto first = json::parse(R"([{"job":"a","relabel":[{"replacement":"one\ntwo\n"}]},
                                      {"job":"b","limit":1000000}])");
-  const EmitOptions o{.indent = 4, .numbers = NumberStyle::go_float64};
-  const json::value whole =
-      json::object{{"configs", json::array{json::object{{"name", "x"}, {"scrape", items}}}}};
-  auto splice = std::make_shared<Splice>();
-  splice->indent = 8;
-  splice->text = aop::k8s::yaml::emit_items(items.as_array(), 8, o);
-  EXPECT_EQ(splice->text,
+  const auto second = json::parse(R"([{"job":"d","path":"${x}"}])");
+  EmitOptions o{.indent = 4, .numbers = NumberStyle::go_float64, .escape_env_expansion = true};
+  const std::string first_text = aop::k8s::yaml::emit_items(first.as_array(), 8, o);
+  EXPECT_EQ(first_text,
             "        - job: a\n          relabel:\n            - replacement: |\n"
             "                one\n                two\n        - job: b\n"
             "          limit: 1e+06\n");
-  const std::vector<std::shared_ptr<const Splice>> splices{splice};
-  EmitOptions with = o;
-  with.splices = &splices;
-  const json::value spliced = json::object{
-      {"configs", json::array{json::object{{"name", "x"},
-                                           {"scrape", json::array{json::object{{kSpliceKey, 0}},
-                                                                  json::object{{"job", "c"}}}}}}}};
-  json::value expected = whole;
-  expected.at("configs").at(0).at("scrape").as_array().push_back(json::object{{"job", "c"}});
-  EXPECT_EQ(emit(spliced, with), emit(expected, o));
+  const std::string second_text = aop::k8s::yaml::emit_items(second.as_array(), 8, o);
+  EXPECT_EQ(second_text, "        - job: d\n          path: $${x}\n");
 
-  // Anywhere else, or without its splices, it is a programming error, not wrong text.
+  const std::vector<int> columns{8, 8};
+  EmitOptions with = o;
+  with.splice_columns = &columns;
+  const json::value spliced = json::object{
+      {"configs",
+       json::array{json::object{
+           {"name", "x"},
+           {"scrape", json::array{json::object{{kSpliceKey, 0}}, json::object{{"job", "c"}},
+                                  json::object{{kSpliceKey, 1}}}}}}},
+      {"z", "end"}};
+  const auto out = emit_spliced(spliced, with);
+  ASSERT_EQ(out.points.size(), 2u);
+  EXPECT_EQ(out.points[0].splice, 0u);
+  EXPECT_EQ(out.points[1].splice, 1u);
+  std::string whole = out.text;
+  whole.insert(out.points[1].offset, second_text);
+  whole.insert(out.points[0].offset, first_text);
+
+  json::value expected = json::object{
+      {"configs", json::array{json::object{{"name", "x"}, {"scrape", first}}}}, {"z", "end"}};
+  auto& scrape = expected.at("configs").at(0).at("scrape").as_array();
+  scrape.push_back(json::object{{"job", "c"}});
+  scrape.push_back(second.at(0));
+  EXPECT_EQ(whole, emit(expected, o));
+  EXPECT_EQ(out.text.substr(0, out.points[0].offset), "configs:\n    - name: x\n      scrape:\n");
+
+  // Anywhere else, or outside emit_spliced(), it is a programming error, not wrong text.
   const json::value misplaced =
       json::object{{"scrape", json::array{json::object{{kSpliceKey, 0}}}}};
-  EXPECT_THROW(emit(misplaced, with), std::logic_error);
-  EXPECT_THROW(emit(spliced, o), std::logic_error);
+  EXPECT_THROW(emit_spliced(misplaced, with), std::logic_error);
+  EXPECT_THROW(emit(spliced, with), std::logic_error);
+  EXPECT_THROW(emit_spliced(spliced, o), std::logic_error);
   const json::value out_of_range = json::object{
       {"configs",
-       json::array{json::object{{"scrape", json::array{json::object{{kSpliceKey, 1}}}}}}}};
-  EXPECT_THROW(emit(out_of_range, with), std::logic_error);
+       json::array{json::object{{"scrape", json::array{json::object{{kSpliceKey, 2}}}}}}}};
+  EXPECT_THROW(emit_spliced(out_of_range, with), std::logic_error);
 }

@@ -84,18 +84,18 @@ bool contains_member(const Hierarchy& h, Kind kind, const k8s::ObjectKey& key) {
   const auto is = [&](const ObjectMeta& m) { return m.ns == key.ns && m.name == key.name; };
   for (const auto& e : h.metrics) {
     for (const auto& x : e.service_monitors) {
-      if (kind == Kind::service_monitor && is(x.metadata)) return true;
+      if (kind == Kind::service_monitor && is(x->metadata)) return true;
     }
     for (const auto& x : e.pod_monitors) {
-      if (kind == Kind::pod_monitor && is(x.metadata)) return true;
+      if (kind == Kind::pod_monitor && is(x->metadata)) return true;
     }
     for (const auto& x : e.probes) {
-      if (kind == Kind::probe && is(x.metadata)) return true;
+      if (kind == Kind::probe && is(x->metadata)) return true;
     }
   }
   for (const auto& e : h.logs) {
     for (const auto& x : e.pod_logs) {
-      if (kind == Kind::pod_logs && is(x.metadata)) return true;
+      if (kind == Kind::pod_logs && is(x->metadata)) return true;
     }
   }
   for (const auto& x : h.integrations) {
