@@ -5,13 +5,51 @@
 // Upstream collects by reflection over the Go structs, so a selector held by value is
 // seen only when both its name and key are set, while one held by pointer (or as a list
 // element) is seen whenever present. The walk below reproduces that per field.
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "reconcile/agent/pipeline.hpp"
 #include "reconcile/agent/sanitize.hpp"
 
 namespace aop::agent {
 namespace {
+
+// A field path, written out only when a reference is found there: most of the blocks a
+// walk visits hold none, and building every path cost more than the rest of the walk.
+class Path {
+ public:
+  Path(const char* base) : base_(base) {}  // NOLINT(google-explicit-constructor)
+  Path(const Path& parent, std::string_view member) : parent_(&parent), part_(member) {}
+  Path(const Path& parent, std::size_t index) : parent_(&parent), index_(index) {}
+
+  std::string str() const {
+    std::string out;
+    append_to(out);
+    return out;
+  }
+
+ private:
+  void append_to(std::string& out) const {
+    if (parent_ == nullptr) {
+      out += base_;
+      return;
+    }
+    parent_->append_to(out);
+    if (index_) {
+      out += '[';
+      out += std::to_string(*index_);
+      out += ']';
+    } else {
+      out += part_;
+    }
+  }
+
+  const Path* parent_ = nullptr;
+  std::string_view base_;
+  std::string_view part_;
+  std::optional<std::size_t> index_;
+};
 
 class Collector {
  public:
@@ -24,88 +62,91 @@ class Collector {
   }
 
   // Pointer-held selector: collected whenever present.
-  void ptr(AssetKind kind, const std::optional<SecretKeySelector>& sel, const std::string& field) {
+  void ptr(AssetKind kind, const std::optional<SecretKeySelector>& sel, const Path& field) {
     if (sel) add(kind, *sel, field);
   }
   // Value-held selector: collected only when name and key are both set.
-  void val(const SecretKeySelector& sel, const std::string& field) {
+  void val(const SecretKeySelector& sel, const Path& field) {
     if (!sel.name.empty() && !sel.key.empty()) add(AssetKind::secret, sel, field);
   }
-  void list_elem(AssetKind kind, const SecretKeySelector& sel, const std::string& field) {
+  void list_elem(AssetKind kind, const SecretKeySelector& sel, const Path& field) {
     add(kind, sel, field);
   }
 
-  void soc(const SecretOrConfigMap& s, const std::string& field) {
-    ptr(AssetKind::secret, s.secret, field + ".secret");
-    ptr(AssetKind::config_map, s.config_map, field + ".configMap");
+  void soc(const SecretOrConfigMap& s, const Path& field) {
+    ptr(AssetKind::secret, s.secret, {field, ".secret"});
+    ptr(AssetKind::config_map, s.config_map, {field, ".configMap"});
   }
-  void tls(const std::optional<TLSConfig>& t, const std::string& field) {
+  void tls(const std::optional<TLSConfig>& t, const Path& field) {
     if (!t) return;
-    soc(t->ca, field + ".ca");
-    soc(t->cert, field + ".cert");
-    ptr(AssetKind::secret, t->key_secret, field + ".keySecret");
+    soc(t->ca, {field, ".ca"});
+    soc(t->cert, {field, ".cert"});
+    ptr(AssetKind::secret, t->key_secret, {field, ".keySecret"});
   }
-  void basic_auth(const std::optional<BasicAuth>& b, const std::string& field) {
+  void basic_auth(const std::optional<BasicAuth>& b, const Path& field) {
     if (!b) return;
-    val(b->username, field + ".username");
-    val(b->password, field + ".password");
+    val(b->username, {field, ".username"});
+    val(b->password, {field, ".password"});
   }
-  void oauth2(const std::optional<OAuth2>& o, const std::string& field) {
+  void oauth2(const std::optional<OAuth2>& o, const Path& field) {
     if (!o) return;
-    soc(o->client_id, field + ".clientId");
-    val(o->client_secret, field + ".clientSecret");
+    soc(o->client_id, {field, ".clientId"});
+    val(o->client_secret, {field, ".clientSecret"});
   }
-  void authorization(const std::optional<Authorization>& a, const std::string& field) {
-    if (a) ptr(AssetKind::secret, a->credentials, field + ".credentials");
+  void authorization(const std::optional<Authorization>& a, const Path& field) {
+    if (a) ptr(AssetKind::secret, a->credentials, {field, ".credentials"});
   }
-  void remote_writes(const std::vector<RemoteWriteSpec>& list, const std::string& field) {
+  void remote_writes(const std::vector<RemoteWriteSpec>& list, const Path& field) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const auto& rw = list[i];
-      const std::string at = field + "[" + std::to_string(i) + "]";
-      basic_auth(rw.basic_auth, at + ".basicAuth");
-      oauth2(rw.oauth2, at + ".oauth2");
+      const Path at(field, i);
+      basic_auth(rw.basic_auth, {at, ".basicAuth"});
+      oauth2(rw.oauth2, {at, ".oauth2"});
       if (rw.sigv4) {
-        ptr(AssetKind::secret, rw.sigv4->access_key, at + ".sigv4.accessKey");
-        ptr(AssetKind::secret, rw.sigv4->secret_key, at + ".sigv4.secretKey");
+        ptr(AssetKind::secret, rw.sigv4->access_key, {at, ".sigv4.accessKey"});
+        ptr(AssetKind::secret, rw.sigv4->secret_key, {at, ".sigv4.secretKey"});
       }
-      tls(rw.tls_config, at + ".tlsConfig");
+      tls(rw.tls_config, {at, ".tlsConfig"});
     }
   }
-  void logs_clients(const std::vector<LogsClientSpec>& list, const std::string& field) {
+  void logs_clients(const std::vector<LogsClientSpec>& list, const Path& field) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const auto& c = list[i];
-      const std::string at = field + "[" + std::to_string(i) + "]";
-      basic_auth(c.basic_auth, at + ".basicAuth");
-      oauth2(c.oauth2, at + ".oauth2");
-      tls(c.tls_config, at + ".tlsConfig");
+      const Path at(field, i);
+      basic_auth(c.basic_auth, {at, ".basicAuth"});
+      oauth2(c.oauth2, {at, ".oauth2"});
+      tls(c.tls_config, {at, ".tlsConfig"});
     }
   }
-  void endpoints(const std::vector<Endpoint>& list, const std::string& field) {
+  void endpoints(const std::vector<Endpoint>& list, const Path& field) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const auto& e = list[i];
-      const std::string at = field + "[" + std::to_string(i) + "]";
-      tls(e.tls_config, at + ".tlsConfig");
-      val(e.bearer_token_secret, at + ".bearerTokenSecret");
-      basic_auth(e.basic_auth, at + ".basicAuth");
-      oauth2(e.oauth2, at + ".oauth2");
-      authorization(e.authorization, at + ".authorization");
+      const Path at(field, i);
+      tls(e.tls_config, {at, ".tlsConfig"});
+      val(e.bearer_token_secret, {at, ".bearerTokenSecret"});
+      basic_auth(e.basic_auth, {at, ".basicAuth"});
+      oauth2(e.oauth2, {at, ".oauth2"});
+      authorization(e.authorization, {at, ".authorization"});
     }
   }
   // `env[].valueFrom.secretKeyRef/configMapKeyRef` of verbatim containers (pointers).
-  void containers(const boost::json::array& list, const std::string& field) {
+  void containers(const boost::json::array& list, const Path& field) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (!list[i].is_object()) continue;
       const auto* env = list[i].get_object().if_contains("env");
       if (env == nullptr || !env->is_array()) continue;
       const auto& envs = env->get_array();
+      const Path container(field, i);
+      const Path env_field(container, ".env");
       for (std::size_t k = 0; k < envs.size(); ++k) {
         if (!envs[k].is_object()) continue;
         const auto* from = envs[k].get_object().if_contains("valueFrom");
         if (from == nullptr || !from->is_object()) continue;
-        const std::string at =
-            field + "[" + std::to_string(i) + "].env[" + std::to_string(k) + "].valueFrom";
-        for (const auto& [key, kind] : {std::pair{"secretKeyRef", AssetKind::secret},
-                                        std::pair{"configMapKeyRef", AssetKind::config_map}}) {
+        const Path item(env_field, k);
+        const Path at(item, ".valueFrom");
+        for (const auto& [key, kind, part] :
+             {std::tuple{"secretKeyRef", AssetKind::secret, ".secretKeyRef"},
+              std::tuple{"configMapKeyRef", AssetKind::config_map, ".configMapKeyRef"}}) {
           const auto* ref = from->get_object().if_contains(key);
           if (ref == nullptr || !ref->is_object()) continue;
           SecretKeySelector sel;
@@ -116,16 +157,19 @@ class Collector {
           if (const auto* k2 = r.if_contains("key"); k2 != nullptr && k2->is_string()) {
             sel.key = std::string(k2->get_string());
           }
-          add(kind, sel, at + "." + key);
+          add(kind, sel, {at, part});
         }
       }
     }
   }
 
  private:
-  void add(AssetKind kind, const SecretKeySelector& sel, const std::string& field) {
-    AssetRef ref{kind, owner_.ns, sel.name, sel.key, kind_, owner_, field};
-    if (every_occurrence_ || seen_.insert(ref.asset_key()).second) out_.push_back(std::move(ref));
+  void add(AssetKind kind, const SecretKeySelector& sel, const Path& field) {
+    AssetRef ref{kind, owner_.ns, sel.name, sel.key, kind_, owner_, {}};
+    if (every_occurrence_ || seen_.insert(ref.asset_key()).second) {
+      ref.field = field.str();
+      out_.push_back(std::move(ref));
+    }
   }
 
   std::vector<AssetRef>& out_;
@@ -194,12 +238,13 @@ std::vector<AssetRef> collect_asset_refs(const Hierarchy& h, bool every_occurren
   }
   for (const auto& in : h.integrations) {
     c.owner(Kind::integration, in.metadata);
+    const Path secrets("spec.secrets");
     for (std::size_t i = 0; i < in.spec.secrets.size(); ++i) {
-      c.list_elem(AssetKind::secret, in.spec.secrets[i], "spec.secrets[" + std::to_string(i) + "]");
+      c.list_elem(AssetKind::secret, in.spec.secrets[i], {secrets, i});
     }
+    const Path config_maps("spec.configMaps");
     for (std::size_t i = 0; i < in.spec.config_maps.size(); ++i) {
-      c.list_elem(AssetKind::config_map, in.spec.config_maps[i],
-                  "spec.configMaps[" + std::to_string(i) + "]");
+      c.list_elem(AssetKind::config_map, in.spec.config_maps[i], {config_maps, i});
     }
   }
   return out;

@@ -9,6 +9,11 @@
 // member is not decoded again on every reconcile. Objects without a UID or
 // resourceVersion (`render` input) are decoded every time and never kept.
 //
+// With a member's decoded struct it keeps the results of the member's field checks
+// (field_checks.hpp: they read only the member and the root's global scrape interval),
+// so that an unchanged member is not checked again on every reconcile of every root
+// that selects it.
+//
 // Thread-safe: reconciles of different roots decode concurrently. Entries are replaced
 // when their object's resourceVersion changes and dropped by forget() (the live
 // controller calls it when an object is deleted), so the cache holds at most one entry
@@ -16,15 +21,19 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "k8s/object.hpp"
 #include "net/result.hpp"
 #include "reconcile/agent/decode.hpp"
+#include "reconcile/agent/kinds.hpp"
 #include "reconcile/agent/types.hpp"
 
 namespace aop::agent {
@@ -110,6 +119,20 @@ class DecodeCache {
     return std::shared_ptr<const T>(decoded, &decoded->value());
   }
 
+  // The field checks of the decoded member with metadata `m` under the root's global
+  // scrape interval `interval`: `check()` the first time, then what it returned (until
+  // the member changes). Without a UID and resourceVersion, or disabled, always `check()`.
+  template <class Check>
+  std::vector<Problem> checks(const ObjectMeta& m, std::string_view interval, Check&& check) {
+    const std::string_view uid = m.uid;
+    const std::string_view rv = m.resource_version;
+    if (!enabled_ || uid.empty() || rv.empty()) return check();
+    if (auto kept = kept_checks(uid, rv, interval)) return std::move(*kept);
+    std::vector<Problem> out = check();
+    keep_checks(uid, rv, interval, out);
+    return out;
+  }
+
   // The object is gone: its entry goes too.
   void forget(std::string_view uid);
 
@@ -121,9 +144,15 @@ class DecodeCache {
   struct Entry {
     std::string resource_version;
     std::shared_ptr<const void> result;  // a Result<T> for the object's type
+    // Field checks by global scrape interval (one, but for roots that disagree on it).
+    std::map<std::string, std::vector<Problem>, std::less<>> checks;
   };
   std::shared_ptr<const void> lookup(std::string_view uid, std::string_view rv);
   void store(std::string_view uid, std::string_view rv, std::shared_ptr<const void> result);
+  std::optional<std::vector<Problem>> kept_checks(std::string_view uid, std::string_view rv,
+                                                  std::string_view interval) const;
+  void keep_checks(std::string_view uid, std::string_view rv, std::string_view interval,
+                   const std::vector<Problem>& problems);
 
   const bool enabled_;
   mutable std::mutex mutex_;  // owns entries_, hits_, misses_

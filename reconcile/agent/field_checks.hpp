@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "reconcile/agent/cluster_view.hpp"
+#include "reconcile/agent/decode_cache.hpp"
 #include "reconcile/agent/hierarchy.hpp"
 #include "reconcile/agent/options.hpp"
 
@@ -77,6 +78,8 @@ struct Validation {
 // removes invalid members from `h` (from every instance that selected them) and drops an
 // invalid additional scrape config. Lookups that fail (contents not read yet) are not
 // problems: the caller plans again once it has them.
-Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Options& options);
+// `memo`: where members' field checks are kept between reconciles (decode_cache.hpp).
+Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Options& options,
+                              DecodeCache* memo = nullptr);
 
 }  // namespace aop::agent

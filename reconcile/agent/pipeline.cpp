@@ -190,13 +190,13 @@ Outcome<OldObjects> find_old_objects(const GrafanaAgent& agent, Backend effectiv
   return out;
 }
 
-Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets,
-                            const Options& options) {
+Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets, const Options& options,
+                            DecodeCache* memo) {
   Outcome<Hierarchy> out;
   // Integrations first (a config that is not an object, a second unique name): one
   // left out there is not reported again for its fields.
   out.problems = validate_integrations(hierarchy);
-  Validation v = validate_hierarchy(hierarchy, assets, options);
+  Validation v = validate_hierarchy(hierarchy, assets, options, memo);
   for (auto& p : v.problems) out.problems.push_back(std::move(p));
   if (v.root_invalid) out.failure = root_refusal(out.problems, v.root_references_only);
   out.value = std::move(hierarchy);
@@ -300,7 +300,8 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   if (plan.failure) return plan;
   plan.backend = backend.value;
 
-  auto validated = validate(std::move(discovered.value.hierarchy), in.assets, in.options);
+  auto validated =
+      validate(std::move(discovered.value.hierarchy), in.assets, in.options, &in.decode_cache);
   gather(plan, validated);
   const Hierarchy& h = validated.value;
   plan.summary = summarize(h);

@@ -145,8 +145,10 @@ Outcome<BackendChoice> choose_backend(const GrafanaAgent& agent, const Options& 
 // field), and so is an invalid additional scrape config; suspect ones stay, with a
 // warning. A root-level value that fails (the GrafanaAgent, a MetricsInstance or
 // LogsInstance) fails the stage: nothing is applied, the last good deployment stays.
-// Runs before the assets are resolved, so a member left out references nothing.
-Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets, const Options& options);
+// Runs before the assets are resolved, so a member left out references nothing. With
+// `memo`, an unchanged member's field checks are taken from it (decode_cache.hpp).
+Outcome<Hierarchy> validate(Hierarchy hierarchy, const AssetSource& assets, const Options& options,
+                            DecodeCache* memo = nullptr);
 
 // resolve assets: every referenced Secret/ConfigMap key looked up. An absent object
 // stores nothing; a present object without the key fails the stage (asset resolution

@@ -131,7 +131,8 @@ void remove_invalid(std::vector<T>& list, Kind kind, const std::set<MemberKey>& 
 
 }  // namespace
 
-Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Options& options) {
+Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Options& options,
+                              DecodeCache* memo) {
   Validation out;
   std::set<std::string> seen;
   std::set<MemberKey> invalid;
@@ -158,6 +159,11 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   };
 
   add(check_grafana_agent(h.agent));
+  // A member's checks read the member and the root's global scrape interval alone.
+  const std::string& interval = h.agent.spec.metrics.scrape_interval;
+  const auto member_checks = [&](const ObjectMeta& m, auto&& check) {
+    return memo != nullptr ? memo->checks(m, interval, check) : check();
+  };
   std::set<MemberKey> checked;
   const auto once = [&](Kind kind, const ObjectMeta& m) {
     return checked.insert(key_of(kind, m)).second;
@@ -165,19 +171,27 @@ Validation validate_hierarchy(Hierarchy& h, const AssetSource& assets, const Opt
   for (const auto& e : h.metrics) {
     if (once(Kind::metrics_instance, e.instance.metadata)) add(check_metrics_instance(e.instance));
     for (const auto& sm : e.service_monitors) {
-      if (once(Kind::service_monitor, sm->metadata)) add(check_service_monitor(*sm, h.agent));
+      if (once(Kind::service_monitor, sm->metadata)) {
+        add(member_checks(sm->metadata, [&] { return check_service_monitor(*sm, h.agent); }));
+      }
     }
     for (const auto& pm : e.pod_monitors) {
-      if (once(Kind::pod_monitor, pm->metadata)) add(check_pod_monitor(*pm, h.agent));
+      if (once(Kind::pod_monitor, pm->metadata)) {
+        add(member_checks(pm->metadata, [&] { return check_pod_monitor(*pm, h.agent); }));
+      }
     }
     for (const auto& p : e.probes) {
-      if (once(Kind::probe, p->metadata)) add(check_probe(*p, h.agent));
+      if (once(Kind::probe, p->metadata)) {
+        add(member_checks(p->metadata, [&] { return check_probe(*p, h.agent); }));
+      }
     }
   }
   for (const auto& e : h.logs) {
     if (once(Kind::logs_instance, e.instance.metadata)) add(check_logs_instance(e.instance));
     for (const auto& pl : e.pod_logs) {
-      if (once(Kind::pod_logs, pl->metadata)) add(check_pod_logs(*pl));
+      if (once(Kind::pod_logs, pl->metadata)) {
+        add(member_checks(pl->metadata, [&] { return check_pod_logs(*pl); }));
+      }
     }
   }
   for (const auto& in : h.integrations) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <stdexcept>
 
 #include <openssl/evp.h>
@@ -14,13 +15,24 @@ namespace json = boost::json;
 
 namespace {
 
-void write_canonical(const json::value& v, std::string& out) {
+// What write_canonical() leaves out of an object: a member `skip` says to skip, and the
+// filter of each nested object (null: write it whole).
+struct Filter {
+  std::function<bool(std::string_view key, const json::value& value)> skip;
+  std::function<const Filter*(std::string_view key)> nested;
+};
+
+void write_canonical(const json::value& v, std::string& out, const Filter* filter = nullptr) {
   switch (v.kind()) {
     case json::kind::object: {
       const auto& o = v.get_object();
       std::vector<const json::key_value_pair*> members;
       members.reserve(o.size());
-      for (const auto& kv : o) members.push_back(&kv);
+      for (const auto& kv : o) {
+        if (filter == nullptr || !filter->skip || !filter->skip(kv.key(), kv.value())) {
+          members.push_back(&kv);
+        }
+      }
       std::sort(members.begin(), members.end(),
                 [](const auto* a, const auto* b) { return a->key() < b->key(); });
       out.push_back('{');
@@ -30,7 +42,8 @@ void write_canonical(const json::value& v, std::string& out) {
         first = false;
         out += json::serialize(json::string_view(kv->key()));
         out.push_back(':');
-        write_canonical(kv->value(), out);
+        write_canonical(kv->value(), out,
+                        filter != nullptr && filter->nested ? filter->nested(kv->key()) : nullptr);
       }
       out.push_back('}');
       break;
@@ -139,17 +152,24 @@ std::string canonical_json(const json::value& v) {
 }
 
 std::string content_hash(const json::object& desired, std::string_view hash_annotation) {
-  json::object copy = desired;
-  if (auto* md = copy.if_contains("metadata"); md != nullptr && md->is_object()) {
-    auto& m = md->get_object();
-    m.erase("resourceVersion");
-    if (auto* a = m.if_contains("annotations"); a != nullptr && a->is_object()) {
-      a->get_object().erase(hash_annotation);
-      if (a->get_object().empty()) m.erase("annotations");
-    }
-  }
-  copy.erase("status");
-  return sha256_hex(canonical_json(copy));
+  // The object as written, without what the server or the engine sets (status,
+  // metadata.resourceVersion, the hash annotation; annotations left empty by that go
+  // too). Filtered while writing: a config Secret is hundreds of kilobytes, not copied.
+  const Filter annotations{
+      [&](std::string_view key, const json::value&) { return key == hash_annotation; }, {}};
+  const Filter metadata{
+      [&](std::string_view key, const json::value& value) {
+        if (key == "resourceVersion") return true;
+        if (key != "annotations" || !value.is_object()) return false;
+        const auto& a = value.get_object();
+        return a.empty() || (a.size() == 1 && a.contains(hash_annotation));
+      },
+      [&](std::string_view key) { return key == "annotations" ? &annotations : nullptr; }};
+  const Filter top{[](std::string_view key, const json::value&) { return key == "status"; },
+                   [&](std::string_view key) { return key == "metadata" ? &metadata : nullptr; }};
+  std::string out;
+  write_canonical(desired, out, &top);
+  return sha256_hex(out);
 }
 
 }  // namespace aop::runtime

@@ -139,6 +139,29 @@ TEST_F(ApplyTest, CreatesMissingObjectsThenAnUnchangedApplyWritesNothing) {
   EXPECT_EQ(api.count("get"), 0);   // and no reads from the server either
 }
 
+// The hash is SHA-256 of the object's canonical JSON (keys sorted, no whitespace) without
+// status, metadata.resourceVersion and the hash annotation (and annotations left empty by
+// that): the objects an earlier version wrote keep their hashes.
+TEST_F(ApplyTest, TheHashIsTheSha256OfTheCanonicalObject) {
+  ApplyEngine engine(api, cache, options);
+  const json::object o{
+      {"kind", "Secret"},
+      {"status", json::object{{"x", 1}}},
+      {"metadata", json::object{{"resourceVersion", "7"},
+                                {"name", "s"},
+                                {"annotations", json::object{{options.hash_annotation, "old"}}}}},
+      {"data", json::object{{"b", "Yg=="}, {"a", "YQ=="}}}};
+  EXPECT_EQ(
+      engine.content_hash(o),
+      sha256_hex(R"({"data":{"a":"YQ==","b":"Yg=="},"kind":"Secret","metadata":{"name":"s"}})"));
+  json::object other = o;
+  other["metadata"].as_object()["annotations"].as_object()["keep"] = "me";
+  EXPECT_EQ(
+      engine.content_hash(other),
+      sha256_hex(
+          R"({"data":{"a":"YQ==","b":"Yg=="},"kind":"Secret","metadata":{"annotations":{"keep":"me"},"name":"s"}})"));
+}
+
 TEST_F(ApplyTest, TheHashIgnoresKeyOrderAndItsOwnAnnotation) {
   ApplyEngine engine(api, cache, options);
   json::object a = secret("s");
