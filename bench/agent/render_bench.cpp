@@ -204,6 +204,31 @@ void BM_ScaleRootPlanOneEdit(benchmark::State& state) {
 }
 BENCHMARK(BM_ScaleRootPlanOneEdit)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// The first plans of four roots that select the same 300 members (a cold start where
+// several agents scrape the same services), the four together: arg 0 renders every member for
+// every root (--agent-incremental-render=false), arg 1 shares the fragments the first
+// root rendered with the others (fragment_cache.hpp).
+void BM_ScaleRootsColdStartShared(benchmark::State& state) {
+  aop::bench::ScaleRoot root;
+  std::vector<aop::k8s::ObjectPtr> roots{root.root()};
+  for (int n = 1; n < 4; ++n) roots.push_back(root.add_root(n));
+  const agent::Options options;
+  std::uint64_t shared = 0;
+  for (auto _ : state) {
+    agent::DecodeCache cache;
+    agent::FragmentCache fragments(state.range(0) == 1);
+    const agent::PipelineInputs in{root.cluster(), root.cluster(), options, cache, {}, &fragments};
+    for (const auto& r : roots) {
+      auto plan = agent::plan_root(*r, in);
+      benchmark::DoNotOptimize(plan);
+    }
+    shared = fragments.shared_hits();
+  }
+  state.counters["roots"] = static_cast<double>(roots.size());
+  state.counters["fragments_shared"] = static_cast<double>(shared);
+}
+BENCHMARK(BM_ScaleRootsColdStartShared)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 // Heap held by the kept fragments of the scale root (mallinfo2 before and after the first
 // plan, the decode cache off so that it holds nothing), per kept fragment.
 void BM_ScaleRootFragmentCacheMemory(benchmark::State& state) {

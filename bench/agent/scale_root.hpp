@@ -37,6 +37,21 @@ class ScaleRoot {
   }
 
   agent::MemoryCluster& cluster() { return cluster_; }
+  // Another GrafanaAgent in the same namespace selecting the same instances (so the same
+  // members), with external labels of its own: as several agents scraping the same
+  // services. Returns it as stored.
+  k8s::ObjectPtr add_root(int n) {
+    boost::json::object a = agent_json();
+    const std::string name = "agent-" + std::to_string(1000 + n);
+    a["metadata"].as_object()["name"] = name;
+    a["spec"].as_object()["metrics"].as_object()["externalLabels"] =
+        boost::json::object{{"cluster", "scale-bench"}, {"root", name}};
+    add(std::move(a));
+    for (const auto& r : cluster_.compact(agent::Kind::grafana_agent)) {
+      if (r->name() == name) return r;
+    }
+    return nullptr;
+  }
   agent::GrafanaAgent agent() const {
     return agent::decode_grafana_agent(boost::json::value(agent_json())).value();
   }

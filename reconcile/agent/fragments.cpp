@@ -2,10 +2,13 @@
 // rendered on its own with its own problems and error.
 #include <algorithm>
 
+#include <boost/json/serialize.hpp>
+
 #include "reconcile/agent/config.hpp"
 #include "reconcile/agent/config_common.hpp"
 #include "reconcile/agent/fragment_cache.hpp"
 #include "reconcile/agent/pipeline.hpp"
+#include "reconcile/runtime/apply_plan.hpp"
 
 namespace aop::agent {
 
@@ -14,13 +17,14 @@ namespace json = boost::json;
 
 namespace {
 
-// Runs `render(ctx)` in a context of its own and keeps what it found (and, with `reads`,
-// every referenced key it looked up).
+// Runs `render(ctx)` in a context of its own, over `agent`, and keeps what it found (and,
+// with `reads`, every referenced key it looked up).
 template <class Render>
-ScrapeFragment scrape_fragment(const Hierarchy& h, const AssetStore& assets, const Options& options,
-                               Render&& render, std::vector<AssetRead>* reads = nullptr) {
+ScrapeFragment scrape_fragment(const GrafanaAgent& agent, const AssetStore& assets,
+                               const Options& options, Render&& render,
+                               std::vector<AssetRead>* reads = nullptr) {
   ScrapeFragment f;
-  RenderContext ctx(h.agent, assets, options, &f.problems, reads);
+  RenderContext ctx(agent, assets, options, &f.problems, reads);
   f.configs = render(ctx);
   f.error = ctx.error();
   return f;
@@ -45,7 +49,7 @@ InstanceFragment instance_fragment(const Hierarchy& h, const AssetStore& assets,
     f.fields = fields(ctx);
     f.error = ctx.error();
   }
-  f.additional = scrape_fragment(h, assets, options, [&](RenderContext& ctx) {
+  f.additional = scrape_fragment(h.agent, assets, options, [&](RenderContext& ctx) {
     json::array configs;
     detail::append_additional_scrape_configs(
         ctx, instance.metadata.ns, instance.spec.additional_scrape_configs, owner, configs);
@@ -54,21 +58,32 @@ InstanceFragment instance_fragment(const Hierarchy& h, const AssetStore& assets,
   return f;
 }
 
+// What a member's fragment is rendered from besides the member.
+struct MemberInputs {
+  const MemberView& view;
+  const AssetStore& assets;
+  const Options& options;
+  FragmentCache::Use* kept;
+  bool as_text;
+};
+
 template <class Member, class Render>
-void member_fragment(Fragments& f, FragmentCache::Use* reuse, bool as_text, Kind kind,
-                     const Member& m, const Hierarchy& h, const AssetStore& assets,
-                     const Options& options, Render&& render) {
+void member_fragment(Fragments& f, const MemberInputs& in, Kind kind, const Member& m,
+                     Render&& render) {
   MemberKey key{kind, {m.metadata.ns, m.metadata.name}};
   if (f.members.contains(key)) return;  // selected by an earlier instance too
+  FragmentCache::Use* const reuse = in.kept;
   if (reuse != nullptr) {
-    if (auto kept = reuse->find(key, m.metadata, assets, as_text)) {
+    if (auto kept = reuse->find(key, m.metadata, in.assets, in.view.key, in.as_text)) {
       f.members.emplace(std::move(key), std::move(*kept));
       return;
     }
   }
+  const bool as_text = in.as_text;
+  const Options& options = in.options;
   std::vector<AssetRead> reads;
   ScrapeFragment fragment = scrape_fragment(
-      h, assets, options, [&](RenderContext& ctx) { return render(ctx, m); },
+      in.view.agent, in.assets, options, [&](RenderContext& ctx) { return render(ctx, m); },
       reuse != nullptr ? &reads : nullptr);
   // A null item would be left out of the file, and a list of nulls would be an empty
   // list there: such (never rendered) configs stay a tree.
@@ -78,7 +93,9 @@ void member_fragment(Fragments& f, FragmentCache::Use* reuse, bool as_text, Kind
     fragment.text = emit_scrape_configs(std::move(fragment.configs), options);
     fragment.configs = json::array();
   }
-  if (reuse != nullptr) reuse->keep(key, m.metadata, std::move(reads), fragment, as_text);
+  if (reuse != nullptr) {
+    reuse->keep(key, m.metadata, std::move(reads), fragment, in.view.key, as_text);
+  }
   f.members.emplace(std::move(key), std::move(fragment));
 }
 
@@ -117,10 +134,82 @@ std::string config_secret_name(const GrafanaAgent& agent, ConfigFile file) {
   return {};
 }
 
+namespace {
+
+// Options as member_view() keys them: a field added to Options changes its size and stops
+// the build here, until the key includes it (a flag that shapes the output but is not in
+// the key would leave fragments rendered under its old value in use).
+struct OptionsAsKeyed {
+  Labels operator_labels;
+  std::string operator_version;
+  Compat compat;
+  Backend backend;
+  std::string alloy_image;
+};
+static_assert(sizeof(Options) == sizeof(OptionsAsKeyed),
+              "a field was added to agent::Options: add it to member_view()'s key");
+
+template <class T>
+json::value optional_json(const std::optional<T>& v) {
+  return v ? json::value(*v) : json::value(nullptr);
+}
+
+}  // namespace
+
+MemberView member_view(const GrafanaAgent& a, const AssetStore& assets, const Options& options) {
+  MemberView v;
+  GrafanaAgent& view = v.agent;
+  // The service discovery block (config_common.cpp sd_config) reads the API server
+  // connection and resolves its references in the agent's namespace.
+  view.metadata.ns = a.metadata.ns;
+  view.spec.api_server = a.spec.api_server;
+  // config_metrics.cpp: sharding, limits, honor overrides, namespace rules.
+  auto& m = view.spec.metrics;
+  const auto& am = a.spec.metrics;
+  m.shards = am.shards;
+  m.enforced_sample_limit = am.enforced_sample_limit;
+  m.enforced_target_limit = am.enforced_target_limit;
+  m.override_honor_labels = am.override_honor_labels;
+  m.override_honor_timestamps = am.override_honor_timestamps;
+  m.ignore_namespace_selectors = am.ignore_namespace_selectors;
+  m.enforced_namespace_label = am.enforced_namespace_label;
+  // config_logs.cpp: namespace rules.
+  view.spec.logs.ignore_namespace_selectors = a.spec.logs.ignore_namespace_selectors;
+  view.spec.logs.enforced_namespace_label = a.spec.logs.enforced_namespace_label;
+
+  // The key: the same fields, the API server block as members write it (with the values
+  // of the keys it references, or the error of one missing), and the options.
+  RenderContext ctx(view, assets, options, nullptr);
+  const json::object sd = detail::sd_config(ctx, "", {});
+  json::object labels;
+  for (const auto& [k, val] : options.operator_labels) labels[k] = val;
+  const json::object key{
+      {"metrics", json::object{{"shards", optional_json(m.shards)},
+                               {"enforcedSampleLimit", optional_json(m.enforced_sample_limit)},
+                               {"enforcedTargetLimit", optional_json(m.enforced_target_limit)},
+                               {"overrideHonorLabels", m.override_honor_labels},
+                               {"overrideHonorTimestamps", m.override_honor_timestamps},
+                               {"ignoreNamespaceSelectors", m.ignore_namespace_selectors},
+                               {"enforcedNamespaceLabel", m.enforced_namespace_label}}},
+      {"logs", json::object{{"ignoreNamespaceSelectors", view.spec.logs.ignore_namespace_selectors},
+                            {"enforcedNamespaceLabel", view.spec.logs.enforced_namespace_label}}},
+      {"apiServer", sd},
+      {"apiServerError", ctx.error() ? json::value(*ctx.error()) : json::value(nullptr)},
+      {"options", json::object{{"operator_labels", std::move(labels)},
+                               {"operator_version", options.operator_version},
+                               {"compat", options.compat == Compat::fixed ? "fixed" : "upstream"},
+                               {"backend", backend_name(options.backend)},
+                               {"alloy_image", options.alloy_image}}}};
+  v.key = runtime::sha256_hex(json::serialize(key));
+  return v;
+}
+
 Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets,
                                     const Options& options, FragmentCache::Use* r, bool as_text) {
   Outcome<Fragments> out;
   Fragments& f = out.value;
+  const MemberView view = member_view(h.agent, assets, options);
+  const MemberInputs in{view, assets, options, r, as_text};
   f.server = detail::server_block(h.agent);
   // Rendered whatever files the hierarchy needs: an error in one matters only to the
   // files that include it.
@@ -132,16 +221,13 @@ Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets
         h, assets, options, mi, "MetricsInstance " + mi.metadata.ns + "/" + mi.metadata.name,
         [&](RenderContext& ctx) { return detail::metrics_instance_fields(ctx, mi); }));
     for (const auto& sm : e.service_monitors) {
-      member_fragment(f, r, as_text, Kind::service_monitor, *sm, h, assets, options,
-                      detail::service_monitor_scrape_configs);
+      member_fragment(f, in, Kind::service_monitor, *sm, detail::service_monitor_scrape_configs);
     }
     for (const auto& pm : e.pod_monitors) {
-      member_fragment(f, r, as_text, Kind::pod_monitor, *pm, h, assets, options,
-                      detail::pod_monitor_scrape_configs);
+      member_fragment(f, in, Kind::pod_monitor, *pm, detail::pod_monitor_scrape_configs);
     }
     for (const auto& p : e.probes) {
-      member_fragment(f, r, as_text, Kind::probe, *p, h, assets, options,
-                      detail::probe_scrape_configs);
+      member_fragment(f, in, Kind::probe, *p, detail::probe_scrape_configs);
     }
   }
   for (const auto& e : h.logs) {
@@ -152,8 +238,7 @@ Outcome<Fragments> render_fragments(const Hierarchy& h, const AssetStore& assets
     inst.trailing = detail::logs_instance_trailing(li);
     f.logs_instances.push_back(std::move(inst));
     for (const auto& pl : e.pod_logs) {
-      member_fragment(f, r, as_text, Kind::pod_logs, *pl, h, assets, options,
-                      detail::pod_logs_scrape_configs);
+      member_fragment(f, in, Kind::pod_logs, *pl, detail::pod_logs_scrape_configs);
     }
   }
   for (const auto& in : h.integrations) {

@@ -30,6 +30,7 @@
 #include "k8s/yaml.hpp"
 #include "reconcile/agent/config_text.hpp"
 #include "reconcile/agent/hierarchy.hpp"
+#include "reconcile/agent/options.hpp"
 
 namespace aop::agent {
 
@@ -85,6 +86,19 @@ struct Fragments {
   std::map<MemberKey, ScrapeFragment> members;
   std::vector<boost::json::value> integrations;  // config blocks, as Hierarchy::integrations
 };
+
+// What of the root a member's fragment reads (config_metrics.cpp, config_logs.cpp and the
+// service discovery block of config_common.cpp), and nothing else of it: the member
+// renderers are given `agent`, a GrafanaAgent with these fields of the root copied and
+// every other at its default, so their output cannot depend on another. `key` names
+// them, with the API server block as members write it (the values of the keys it
+// references read from `assets`) and the options: fragments rendered under the same key
+// are the same whichever root rendered them (fragment_cache.hpp shares them).
+struct MemberView {
+  GrafanaAgent agent;
+  std::string key;  // SHA-256, hex
+};
+MemberView member_view(const GrafanaAgent& agent, const AssetStore& assets, const Options& options);
 
 // The configuration files of the static mode, in the order they are applied.
 enum class ConfigFile { metrics, logs, integrations_deploy, integrations_ds };

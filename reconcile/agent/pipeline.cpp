@@ -316,7 +316,7 @@ RootPlan plan_root(const k8s::Object& root, const PipelineInputs& in) {
   std::optional<FragmentCache::Use> kept;
   if (in.fragment_cache != nullptr && in.fragment_cache->enabled() &&
       !agent.value.metadata.uid.empty()) {
-    kept.emplace(*in.fragment_cache, agent.value.metadata.uid, root_inputs(root, in.options));
+    kept.emplace(*in.fragment_cache, agent.value.metadata.uid);
   }
   FragmentCache::Use* const use = kept ? &*kept : nullptr;
   // The static backend writes the files as text, members' texts spliced in. (Alloy
