@@ -56,6 +56,28 @@ std::vector<ObjectPtr> KindCache::by_index(std::string_view index, std::string_v
   return out;
 }
 
+std::vector<ObjectPtr> KindCache::select(std::string_view ns, const LabelSelector& selector) const {
+  std::vector<ObjectPtr> out;
+  if (selector.matches_nothing()) return out;
+  const auto& reqs = selector.requirements();
+  const auto in = std::find_if(reqs.begin(), reqs.end(),
+                               [](const Requirement& r) { return r.op == SelectorOp::in; });
+  if (!label_index_ || in == reqs.end()) {
+    for (auto& obj : list(ns)) {
+      if (obj && selector.matches(obj->labels())) out.push_back(std::move(obj));
+    }
+    return out;
+  }
+  // An object has one value per key: the values' candidates are disjoint.
+  for (const auto& value : in->values) {
+    for (auto& obj : by_index(kLabelIndex, label_index_value(in->key, value))) {
+      if (!obj || (!ns.empty() && obj->ns() != ns) || !selector.matches(obj->labels())) continue;
+      out.push_back(std::move(obj));
+    }
+  }
+  return out;
+}
+
 std::size_t KindCache::size() const {
   std::size_t n = 0;
   for (const auto& i : informers_) n += i->store().size();
@@ -80,6 +102,11 @@ void KindCache::add_handler(const EventHandler& handler) {
 
 void KindCache::add_index(const std::string& name, const IndexFunc& fn) {
   for (const auto& i : informers_) i->add_index(name, fn);
+}
+
+void KindCache::add_label_index() {
+  add_index(std::string(kLabelIndex), label_index());
+  label_index_ = true;
 }
 
 void KindCache::start() {

@@ -56,6 +56,11 @@ class KindCache {
   // All objects, or those of one namespace ("" = all).
   std::vector<ObjectPtr> list(std::string_view ns = {}) const;
   std::vector<ObjectPtr> by_index(std::string_view index, std::string_view value) const;
+  // The objects of `ns` ("" = all) that `selector` matches. With the label index
+  // (add_label_index()), the candidates are those holding one of the values of the
+  // selector's first `In` requirement (matchLabels are such requirements) instead of
+  // every object of the kind.
+  std::vector<ObjectPtr> select(std::string_view ns, const LabelSelector& selector) const;
   std::size_t size() const;
   bool has_synced() const;
   // The health of each informer of the kind (one, or one per namespace), with its namespace.
@@ -63,6 +68,7 @@ class KindCache {
   // Both before start(): every informer of the kind gets the handler / index.
   void add_handler(const EventHandler& handler);
   void add_index(const std::string& name, const IndexFunc& fn);
+  void add_label_index();
 
   void start();
   void stop();
@@ -72,6 +78,7 @@ class KindCache {
 
   CacheSpec spec_;
   std::vector<std::unique_ptr<Informer>> informers_;  // one, or one per namespace
+  bool label_index_ = false;
 };
 
 class InformerFactory {

@@ -1,6 +1,30 @@
 #include "k8s/store.hpp"
 
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
 namespace aop::k8s {
+
+std::string label_index_value(std::string_view key, std::string_view value) {
+  std::string out;
+  out.reserve(key.size() + 1 + value.size());
+  out += key;
+  out += '=';
+  out += value;
+  return out;
+}
+
+IndexFunc label_index() {
+  return [](const Object& obj) {
+    std::vector<std::string> out;
+    const auto labels = obj.at({"metadata", "labels"});
+    if (!labels || !labels->is_object()) return out;
+    for (const auto& [k, v] : labels->get_object()) {
+      if (v.is_string()) out.push_back(label_index_value(k, v.get_string()));
+    }
+    return out;
+  };
+}
 
 namespace {
 

@@ -27,6 +27,12 @@ namespace aop::k8s {
 // Values under which an object is indexed (e.g. the Secrets it references).
 using IndexFunc = std::function<std::vector<std::string>(const Object&)>;
 
+// An index of objects by label: one value `key=value` per label (neither a label key nor
+// a label value can hold `=`).
+inline constexpr std::string_view kLabelIndex = "aop.labels";
+IndexFunc label_index();
+std::string label_index_value(std::string_view key, std::string_view value);
+
 struct StoreChange {
   enum class Type { added, updated, deleted };
   Type type;

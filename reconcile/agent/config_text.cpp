@@ -99,7 +99,10 @@ MemberText::MemberText(std::string text, int column)
 
 std::shared_ptr<const MemberText> MemberText::packed() const {
   if (packed_) return std::make_shared<MemberText>(*this);
-  auto p = std::make_shared<MemberText>(*this);
+  auto p = std::make_shared<MemberText>(std::string(), column_);
+  p->size_ = size_;
+  p->digest_ = digest_;
+  p->id_ = id_;
   p->packed_ = true;
   p->data_ = pack(data_);
   return p;

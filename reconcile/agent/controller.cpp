@@ -209,7 +209,12 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
   // --agent-selector filters on our side: a server-side filter would make an agent that
   // is relabelled out of the selector vanish without the old labels being seen.
   agents = cache(Kind::grafana_agent, true, false, "");
-  for (const Kind k : kMemberKinds) caches.members[k] = cache(k, true, false, "");
+  // Discovery selects members by label (instances by matchLabels, monitors mostly by
+  // `In`): indexed, a selector reads its candidates instead of every object of the kind.
+  for (const Kind k : kMemberKinds) {
+    caches.members[k] = cache(k, true, false, "");
+    caches.members[k]->add_label_index();
+  }
   caches.namespaces = cache(Kind::namespace_, false, true, "");
   caches.secrets = cache(Kind::secret, true, true, "");
   caches.config_maps = cache(Kind::config_map, true, true, "");

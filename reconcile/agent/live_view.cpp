@@ -37,9 +37,7 @@ Result<void> LiveClusterView::list(Kind kind, std::string_view ns,
   if (cache == nullptr) {
     return make_error(std::string(kind_name(kind)) + " objects are not watched by this operator");
   }
-  for (const auto& obj : cache->list(ns)) {
-    if (obj && selector.matches(obj->labels())) visit(ListedObject{*obj});
-  }
+  for (const auto& obj : cache->select(ns, selector)) visit(ListedObject{*obj});
   return {};
 }
 

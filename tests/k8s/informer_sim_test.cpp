@@ -577,3 +577,89 @@ TEST(InformerSim, ACacheWithoutAWorkingWatchIsReportedDisconnected) {
   ASSERT_TRUE(tst::wait_until([&] { return factory.disconnected(0s).empty(); }));
   factory.stop();
 }
+
+// KindCache::select: with the label index the candidates of a selector come from the
+// index, and the answer is the same as matching every object, for every kind of
+// requirement, across namespaces and after labels change.
+TEST(InformerSim, SelectingThroughTheLabelIndexFindsWhatMatchingEveryObjectFinds) {
+  auto cluster = tst::start_cluster();
+  tst::TestObjects objects(*cluster);
+  const std::string a = objects.test_namespace("select-a");
+  const std::string b = objects.test_namespace("select-b");
+  tst::IoThreads io(2);
+  auto client = make_api_client(io.executor(), cluster->client_config(), fast_client("informer"));
+  const std::vector<std::string> groups = {"g0", "g1", "g2"};
+  for (const auto& ns : {a, b}) {
+    for (int i = 0; i < 30; ++i) {
+      json::object labels{{"group", groups[i % 3]}};
+      if (i % 4 == 0) labels["tier"] = "web";
+      if (i % 5 == 0) labels["team"] = i % 2 == 0 ? "x" : "y";
+      ASSERT_TRUE(io.run(client->create(json::object{
+          {"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", "c" + std::to_string(i)}, {"namespace", ns}, {"labels", labels}}},
+          {"data", {{"k", "v"}}}})));
+    }
+  }
+  InformerFactory factory(io.executor(), *client, {});
+  CacheSpec spec;
+  spec.gvk = kConfigMap;
+  KindCache& indexed = factory.cache(spec);
+  indexed.add_label_index();
+  CacheSpec plain_spec = spec;
+  plain_spec.transform.drop_last_applied = !spec.transform.drop_last_applied;  // another cache
+  KindCache& plain = factory.cache(plain_spec);
+  factory.start();
+  ASSERT_TRUE(tst::wait_until([&] { return indexed.has_synced() && plain.has_synced(); }));
+  const auto grouped = parse_label_selector_string("group");
+  ASSERT_TRUE(grouped);
+  ASSERT_TRUE(tst::wait_until([&] {
+    return indexed.select("", *grouped).size() == 60 && plain.select("", *grouped).size() == 60;
+  }));
+
+  const auto keys = [](const std::vector<ObjectPtr>& objs) {
+    std::vector<std::string> out;
+    for (const auto& o : objs) out.push_back(o->key().str());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const std::vector<std::string> selectors = {"group=g1",
+                                              "group in (g0,g2)",
+                                              "group in (g0,g2),tier=web",
+                                              "tier",
+                                              "!tier",
+                                              "team notin (x)",
+                                              "group=g1,team",
+                                              "group=nope",
+                                              "",
+                                              "group in (g0),tier notin (web)"};
+  const auto compare = [&](bool first) {
+    for (const auto& text : selectors) {
+      const auto sel = parse_label_selector_string(text);
+      ASSERT_TRUE(sel) << text;
+      for (const std::string& ns : {std::string(), a, b}) {
+        const auto got = keys(indexed.select(ns, *sel));
+        EXPECT_EQ(got, keys(plain.select(ns, *sel)))
+            << "selector '" << text << "' in '" << ns << "'";
+        if (first && text == "group=g1") {
+          // Ten per namespace: the index found them (and only those of `ns`).
+          EXPECT_EQ(got.size(), ns.empty() ? 20u : 10u);
+        }
+      }
+    }
+  };
+  compare(true);
+
+  // A label changed: the object moves between the index's values.
+  ASSERT_TRUE(io.run(client->patch(kConfigMap, {a, "c1"}, PatchType::merge,
+                                   json::parse(R"({"metadata":{"labels":{"group":"g2"}}})"))));
+  const auto g2 = parse_label_selector_string("group=g2");
+  ASSERT_TRUE(g2);
+  ASSERT_TRUE(tst::wait_until([&] {
+    const auto found = keys(indexed.select(a, *g2));
+    return std::find(found.begin(), found.end(), a + "/c1") != found.end() &&
+           keys(plain.select(a, *g2)) == found;
+  }));
+  compare(false);
+  factory.stop();
+}
