@@ -96,14 +96,14 @@ std::string resource_version_of(const json::value& v) {
 
 }  // namespace
 
-std::optional<AssetContents::Content> AssetContents::lookup(const AssetObject& id,
-                                                            std::string_view current_rv) const {
+std::shared_ptr<const AssetContents::Content> AssetContents::lookup(
+    const AssetObject& id, std::string_view current_rv) const {
   const std::lock_guard lock(mutex_);
   const auto it = contents_.find(id);
-  if (it == contents_.end()) return std::nullopt;
+  if (it == contents_.end()) return nullptr;
   // Valid while the cache shows the version we saw when fetching, or has caught up with
   // the (possibly newer) version the GET returned.
-  if (it->second.seen_rv != current_rv && it->second.fetched_rv != current_rv) return std::nullopt;
+  if (it->second->seen_rv != current_rv && it->second->fetched_rv != current_rv) return nullptr;
   return it->second;
 }
 
@@ -147,8 +147,9 @@ boost::asio::awaitable<Result<void>> AssetContents::fetch(
         content.binary_data = std::move(*binary);
       }
     }
+    auto shared = std::make_shared<const Content>(std::move(content));
     const std::lock_guard lock(mutex_);
-    contents_[*id] = std::move(content);
+    contents_[*id] = std::move(shared);
   }
   co_return Result<void>{};
 }
@@ -190,20 +191,32 @@ std::uint64_t AssetContents::fetches() const {
   return fetches_;
 }
 
+Result<std::shared_ptr<const AssetContents::Content>> PlanningAssets::content(
+    const AssetObject& id) const {
+  if (const auto it = looked_up_.find(id); it != looked_up_.end()) return it->second;
+  const k8s::KindCache* meta = id.kind == AssetKind::secret ? caches_.secrets : caches_.config_maps;
+  Result<std::shared_ptr<const AssetContents::Content>> out =
+      std::shared_ptr<const AssetContents::Content>();
+  if (meta == nullptr) {
+    out = make_error(std::string(id.kind == AssetKind::secret ? "Secrets" : "ConfigMaps") +
+                     " are not watched");
+  } else if (const auto cached = meta->get(k8s::ObjectKey{id.ns, id.name})) {
+    if (auto found = contents_.lookup(id, cached->resource_version())) {
+      out = std::move(found);
+    } else {
+      missed_ = true;
+      out = make_error("contents not read yet");
+    }
+  }
+  return looked_up_.emplace(id, std::move(out)).first->second;
+}
+
 Result<std::optional<SecretData>> PlanningAssets::secret(std::string_view ns,
                                                          std::string_view name) const {
-  const k8s::KindCache* meta = caches_.secrets;
-  if (meta == nullptr) return make_error("Secrets are not watched");
-  const auto cached = meta->get(k8s::ObjectKey{std::string(ns), std::string(name)});
-  if (!cached) return std::optional<SecretData>();
-  const auto content = contents_.lookup({AssetKind::secret, std::string(ns), std::string(name)},
-                                        cached->resource_version());
-  if (!content) {
-    missed_ = true;
-    return make_error("contents not read yet");
-  }
-  if (!content->exists) return std::optional<SecretData>();
-  return std::optional<SecretData>(SecretData{content->data});
+  auto content = this->content({AssetKind::secret, std::string(ns), std::string(name)});
+  if (!content) return content.error();
+  if (!*content || !(*content)->exists) return std::optional<SecretData>();
+  return std::optional<SecretData>(SecretData{(*content)->data});
 }
 
 Result<bool> PlanningAssets::exists(Kind kind, std::string_view ns, std::string_view name) const {
@@ -214,18 +227,10 @@ Result<bool> PlanningAssets::exists(Kind kind, std::string_view ns, std::string_
 
 Result<std::optional<ConfigMapData>> PlanningAssets::config_map(std::string_view ns,
                                                                 std::string_view name) const {
-  const k8s::KindCache* meta = caches_.config_maps;
-  if (meta == nullptr) return make_error("ConfigMaps are not watched");
-  const auto cached = meta->get(k8s::ObjectKey{std::string(ns), std::string(name)});
-  if (!cached) return std::optional<ConfigMapData>();
-  const auto content = contents_.lookup({AssetKind::config_map, std::string(ns), std::string(name)},
-                                        cached->resource_version());
-  if (!content) {
-    missed_ = true;
-    return make_error("contents not read yet");
-  }
-  if (!content->exists) return std::optional<ConfigMapData>();
-  return std::optional<ConfigMapData>(ConfigMapData{content->data, content->binary_data});
+  auto content = this->content({AssetKind::config_map, std::string(ns), std::string(name)});
+  if (!content) return content.error();
+  if (!*content || !(*content)->exists) return std::optional<ConfigMapData>();
+  return std::optional<ConfigMapData>(ConfigMapData{(*content)->data, (*content)->binary_data});
 }
 
 std::optional<AssetObject> asset_object(const runtime::ObjectDependency& dep) {

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -107,11 +108,11 @@ class AssetContents {
     std::map<std::string, std::string> data;  // decoded
     std::map<std::string, std::string> binary_data;  // ConfigMaps, decoded
   };
-  // The content valid for `current_rv`, if held.
-  std::optional<Content> lookup(const AssetObject& id, std::string_view current_rv) const;
+  // The content valid for `current_rv`, if held (shared: never copied under the lock).
+  std::shared_ptr<const Content> lookup(const AssetObject& id, std::string_view current_rv) const;
 
   mutable std::mutex mutex_;  // owns contents_, refs_, by_root_, fetches_
-  std::map<AssetObject, Content> contents_;
+  std::map<AssetObject, std::shared_ptr<const Content>> contents_;
   std::map<AssetObject, int> refs_;
   std::map<std::string, std::set<AssetObject>> by_root_;
   std::uint64_t fetches_ = 0;
@@ -119,7 +120,8 @@ class AssetContents {
 
 // The AssetSource of one planning pass: existence from the metadata caches, contents from
 // AssetContents. A content not at hand is a miss: the lookup fails (so resolution stops
-// before rendering) and missed() tells the caller to fetch and plan again.
+// before rendering) and missed() tells the caller to fetch and plan again. Each object is
+// looked up once per pass (validation and asset resolution read the same ones).
 class PlanningAssets final : public AssetSource {
  public:
   PlanningAssets(const LiveCaches& caches, const AssetContents& contents)
@@ -135,9 +137,15 @@ class PlanningAssets final : public AssetSource {
   bool missed() const { return missed_; }
 
  private:
+  // The content of `id` valid now, nullptr when the metadata cache has no such object;
+  // an error on a miss. Memoized for the pass.
+  Result<std::shared_ptr<const AssetContents::Content>> content(const AssetObject& id) const;
+
   const LiveCaches& caches_;
   const AssetContents& contents_;
-  mutable bool missed_ = false;  // one pass runs on one strand
+  // One pass runs on one thread: these are its own.
+  mutable bool missed_ = false;
+  mutable std::map<AssetObject, Result<std::shared_ptr<const AssetContents::Content>>> looked_up_;
 };
 
 // The Secret or ConfigMap a dependency names; nullopt for other kinds.
