@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/object.hpp>
 
@@ -67,6 +68,30 @@ class AssetSource {
                                                    std::string_view name) const = 0;
   virtual Result<std::optional<ConfigMapData>> config_map(std::string_view ns,
                                                           std::string_view name) const = 0;
+  // The keys of a Secret (kind secret) or ConfigMap (config_map: those of data, then of
+  // binaryData), each sorted; nullopt when it does not exist. The default reads the object; an
+  // implementation that holds contents answers without copying the values.
+  virtual Result<std::optional<std::vector<std::string>>> keys(Kind kind, std::string_view ns,
+                                                               std::string_view name) const {
+    std::optional<std::vector<std::string>> out;
+    if (kind == Kind::secret) {
+      auto s = secret(ns, name);
+      if (!s) return s.error();
+      if (*s) {
+        out.emplace();
+        for (const auto& [k, v] : (*s)->data) out->push_back(k);
+      }
+    } else {
+      auto c = config_map(ns, name);
+      if (!c) return c.error();
+      if (*c) {
+        out.emplace();
+        for (const auto& [k, v] : (*c)->data) out->push_back(k);
+        for (const auto& [k, v] : (*c)->binary_data) out->push_back(k);
+      }
+    }
+    return out;
+  }
   // Whether a Secret (kind secret) or ConfigMap (config_map) exists, without its contents:
   // for messages such as "a ConfigMap of that name exists, but this field takes a Secret".
   // The default reads the object; implementations with a metadata cache answer from it.

@@ -4,7 +4,7 @@ namespace aop::agent {
 
 std::shared_ptr<const void> DecodeCache::lookup(std::string_view uid, std::string_view rv) {
   const std::lock_guard lock(mutex_);
-  const auto it = entries_.find(std::string(uid));
+  const auto it = entries_.find(uid);
   if (it == entries_.end() || it->second.resource_version != rv) {
     ++misses_;
     return nullptr;
@@ -23,7 +23,7 @@ std::optional<std::vector<Problem>> DecodeCache::kept_checks(std::string_view ui
                                                              std::string_view rv,
                                                              std::string_view interval) const {
   const std::lock_guard lock(mutex_);
-  const auto it = entries_.find(std::string(uid));
+  const auto it = entries_.find(uid);
   if (it == entries_.end() || it->second.resource_version != rv) return std::nullopt;
   const auto c = it->second.checks.find(interval);
   if (c == it->second.checks.end()) return std::nullopt;
@@ -33,7 +33,7 @@ std::optional<std::vector<Problem>> DecodeCache::kept_checks(std::string_view ui
 void DecodeCache::keep_checks(std::string_view uid, std::string_view rv, std::string_view interval,
                               const std::vector<Problem>& problems) {
   const std::lock_guard lock(mutex_);
-  const auto it = entries_.find(std::string(uid));
+  const auto it = entries_.find(uid);
   // Only with the decoded version they were made for.
   if (it == entries_.end() || it->second.resource_version != rv) return;
   it->second.checks.insert_or_assign(std::string(interval), problems);
@@ -41,7 +41,7 @@ void DecodeCache::keep_checks(std::string_view uid, std::string_view rv, std::st
 
 void DecodeCache::forget(std::string_view uid) {
   const std::lock_guard lock(mutex_);
-  entries_.erase(std::string(uid));
+  if (const auto it = entries_.find(uid); it != entries_.end()) entries_.erase(it);
 }
 
 std::size_t DecodeCache::size() const {

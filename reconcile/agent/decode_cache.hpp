@@ -154,9 +154,15 @@ class DecodeCache {
   void keep_checks(std::string_view uid, std::string_view rv, std::string_view interval,
                    const std::vector<Problem>& problems);
 
+  // Looked up by string_view: a lookup allocates nothing.
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
   const bool enabled_;
   mutable std::mutex mutex_;  // owns entries_, hits_, misses_
-  std::unordered_map<std::string, Entry> entries_;
+  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;
   std::uint64_t hits_ = 0;
   std::uint64_t misses_ = 0;
 };

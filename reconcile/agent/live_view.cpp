@@ -219,6 +219,20 @@ Result<std::optional<SecretData>> PlanningAssets::secret(std::string_view ns,
   return std::optional<SecretData>(SecretData{(*content)->data});
 }
 
+Result<std::optional<std::vector<std::string>>> PlanningAssets::keys(Kind kind, std::string_view ns,
+                                                                     std::string_view name) const {
+  const bool secret = kind == Kind::secret;
+  auto content = this->content(
+      {secret ? AssetKind::secret : AssetKind::config_map, std::string(ns), std::string(name)});
+  if (!content) return content.error();
+  std::optional<std::vector<std::string>> out;
+  if (!*content || !(*content)->exists) return out;
+  out.emplace();
+  for (const auto& [k, v] : (*content)->data) out->push_back(k);
+  for (const auto& [k, v] : (*content)->binary_data) out->push_back(k);
+  return out;
+}
+
 Result<bool> PlanningAssets::exists(Kind kind, std::string_view ns, std::string_view name) const {
   const k8s::KindCache* meta = kind == Kind::secret ? caches_.secrets : caches_.config_maps;
   if (meta == nullptr) return make_error("not watched");

@@ -131,6 +131,8 @@ class PlanningAssets final : public AssetSource {
                                            std::string_view name) const override;
   Result<std::optional<ConfigMapData>> config_map(std::string_view ns,
                                                   std::string_view name) const override;
+  Result<std::optional<std::vector<std::string>>> keys(Kind kind, std::string_view ns,
+                                                       std::string_view name) const override;
   // From the metadata caches alone: asking does not make the pass fetch anything.
   Result<bool> exists(Kind kind, std::string_view ns, std::string_view name) const override;
 

@@ -34,26 +34,10 @@ class AssetKeys {
   const Keys& keys(AssetKind kind, const std::string& ns, const std::string& name) {
     auto [it, fresh] = memo_.try_emplace({kind, ns, name});
     if (!fresh) return it->second;
-    Keys& out = it->second;
-    if (kind == AssetKind::secret) {
-      auto s = assets_.secret(ns, name);
-      if (!s) return out;
-      out.emplace();
-      if (*s) {
-        out->emplace();
-        for (const auto& [k, v] : (*s)->data) (*out)->push_back(k);
-      }
-    } else {
-      auto c = assets_.config_map(ns, name);
-      if (!c) return out;
-      out.emplace();
-      if (*c) {
-        out->emplace();
-        for (const auto& [k, v] : (*c)->data) (*out)->push_back(k);
-        for (const auto& [k, v] : (*c)->binary_data) (*out)->push_back(k);
-      }
-    }
-    return out;
+    auto found =
+        assets_.keys(kind == AssetKind::secret ? Kind::secret : Kind::config_map, ns, name);
+    if (found) it->second = std::move(*found);
+    return it->second;
   }
 
   const AssetSource& source() const { return assets_; }
