@@ -458,8 +458,10 @@ asio::awaitable<ReconcileResult> AgentController::Impl::write_status(const std::
                                                                      const k8s::ObjectPtr& root,
                                                                      const RootPlan& plan,
                                                                      RootStatus status) {
-  auto written = co_await this->status->update(gvk(Kind::grafana_agent), root, status.update);
+  // Events and the invalid-objects gauge first: whoever sees the new status sees them
+  // agree with it.
   events->report(key, *root, status.problems_known ? &plan.problems : nullptr, status.error);
+  auto written = co_await this->status->update(gvk(Kind::grafana_agent), root, status.update);
   if (written) co_return status.result;
   // The status must tell what happened, also after an error (a terminal one included, which
   // would otherwise never be written): a failed write is retried.
