@@ -190,10 +190,11 @@ struct Controller::State : std::enable_shared_from_this<State> {
   }
 
   // The progress line, every period while keys are queued.
-  boost::asio::awaitable<void> progress_loop() {
+  // `due`: the first line's time, counted from start() (not from whenever the loop first
+  // runs).
+  boost::asio::awaitable<void> progress_loop(TimePoint due) {
     // The only user of progress_timer.
-    while (!shutting_down.load()) {
-      const TimePoint due = clock.now() + options.progress_period;
+    for (; !shutting_down.load(); due = clock.now() + options.progress_period) {
       ClockTimer::Woke woke = ClockTimer::Woke::notified;
       while (woke == ClockTimer::Woke::notified) woke = co_await progress_timer.wait_until(due);
       if (woke == ClockTimer::Woke::cancelled || shutting_down.load()) break;
@@ -314,8 +315,10 @@ void Controller::start() {
         boost::asio::detached);
   }
   if (state_->options.progress_period > Duration::zero()) {
+    const TimePoint due = state_->clock.now() + state_->options.progress_period;
     boost::asio::co_spawn(
-        state_->executor, [s = state_]() { return s->progress_loop(); }, boost::asio::detached);
+        state_->executor, [s = state_, due]() { return s->progress_loop(due); },
+        boost::asio::detached);
   }
   net::log::info("controller started",
                  {{"controller", state_->options.name}, {"workers", workers}});

@@ -89,9 +89,10 @@ ControllerOptions options(net::metrics::Registry& r, int workers = 1) {
 }
 
 TEST(Controller, ErrorsAreRetriedWithGrowingBackoffAndSuccessForgetsThem) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   Script script;
   script.results["a"] = {ReconcileResult::failed("boom"), ReconcileResult::failed("boom"),
                          ReconcileResult::ok()};
@@ -137,9 +138,10 @@ TEST(Controller, ErrorsAreRetriedWithGrowingBackoffAndSuccessForgetsThem) {
 
 // A failure of the API server stops growing its backoff at the API cap.
 TEST(Controller, ApiFailuresAreRetriedWithinTheApiCap) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   Script script;
   for (int i = 0; i < 12; ++i) {
     script.results["a"].push_back(ReconcileResult::api_failed("503 ServiceUnavailable"));
@@ -167,9 +169,10 @@ TEST(Controller, ApiFailuresAreRetriedWithinTheApiCap) {
 // count reconciles done since the previous line, keys queued, waiting, failing and in
 // flight.
 TEST(Controller, ProgressIsLoggedWhileKeysAreQueued) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   bool released = false;
   boost::asio::steady_timer gate(io, boost::asio::steady_timer::time_point::max());
   auto reconcile = [&](std::string key) -> awaitable<ReconcileResult> {
@@ -233,9 +236,10 @@ TEST(Controller, ProgressIsLoggedWhileKeysAreQueued) {
 }
 
 TEST(Controller, RequeueAfterRunsTheRootAgainAfterTheDelay) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   Script script;
   script.results["a"] = {ReconcileResult::requeue(seconds(30))};
   Controller c(io.get_executor(), options(r), script.reconciler(), {}, clock);
@@ -255,9 +259,10 @@ TEST(Controller, RequeueAfterRunsTheRootAgainAfterTheDelay) {
 }
 
 TEST(Controller, ATerminalErrorIsNotRetriedNorResyncedUntilTheRootIsEnqueuedAgain) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   Script script;
   script.results["bad"] = {ReconcileResult::terminal_error("invalid spec")};
   Controller c(
@@ -291,9 +296,10 @@ TEST(Controller, ATerminalErrorIsNotRetriedNorResyncedUntilTheRootIsEnqueuedAgai
 }
 
 TEST(Controller, AnExceptionCountsAsAnErrorWithBackoff) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   Controller c(
       io.get_executor(), options(r),
       [](std::string) -> awaitable<ReconcileResult> {
@@ -309,8 +315,8 @@ TEST(Controller, AnExceptionCountsAsAnErrorWithBackoff) {
 }
 
 TEST(Controller, ResyncEnqueuesEveryRootOnce) {
-  boost::asio::io_context io;
   net::metrics::Registry r;
+  boost::asio::io_context io;
   Script script;
   std::vector<std::string> roots;
   roots.reserve(500);
@@ -326,9 +332,10 @@ TEST(Controller, ResyncEnqueuesEveryRootOnce) {
 }
 
 TEST(Controller, TheResyncTimerEnqueuesEveryRootEachPeriodOnTheClock) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   Script script;
   std::vector<std::string> roots = {"a", "b", "c"};
   ControllerOptions o = options(r);
@@ -444,9 +451,10 @@ struct Gate {
 // is reconciled once more (it reads the latest state then), not N times, and the other
 // workers are free for other roots meanwhile.
 TEST(Controller, ARootDirtiedManyTimesWhileItRunsIsReconciledOnceMore) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   Gate gate(io, clock);
   std::map<std::string, int> runs;
   Controller c(
@@ -483,9 +491,10 @@ TEST(Controller, ARootDirtiedManyTimesWhileItRunsIsReconciledOnceMore) {
 }
 
 TEST(Controller, StopWaitsForInFlightReconcilesAndStartsNoNewOnes) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   Gate gate(io, clock);
   std::set<std::string> ran;
   Controller c(
@@ -515,9 +524,10 @@ TEST(Controller, StopWaitsForInFlightReconcilesAndStartsNoNewOnes) {
 }
 
 TEST(Controller, StopGivesUpAtTheDeadlineOnTheClock) {
-  boost::asio::io_context io;
+  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
+  boost::asio::io_context io;
   Gate gate(io, clock);
   bool ran = false;
   Controller c(
