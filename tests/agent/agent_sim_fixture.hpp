@@ -300,9 +300,21 @@ class AgentSim {
   }
   std::string condition_status(const std::string& ns, const std::string& name,
                                std::string_view type) {
+    return condition_field(ns, name, type, "status", "<none>");
+  }
+  std::string condition_reason(const std::string& ns, const std::string& name,
+                               std::string_view type) {
+    return condition_field(ns, name, type, "reason", "<none>");
+  }
+  std::string condition_message(const std::string& ns, const std::string& name,
+                                std::string_view type) {
+    return condition_field(ns, name, type, "message", "");
+  }
+  std::string condition_field(const std::string& ns, const std::string& name, std::string_view type,
+                              std::string_view field, std::string_view absent) {
     const auto c = condition(ns, name, type);
-    const auto* s = c.if_contains("status");
-    return s != nullptr ? std::string(s->as_string()) : std::string("<none>");
+    const auto* v = c.if_contains(field);
+    return v != nullptr ? std::string(v->as_string()) : std::string(absent);
   }
 
   std::uint64_t operator_writes() const { return cluster_->writes_by(kOperatorAgent); }

@@ -12,7 +12,7 @@
 namespace aop::agent::testing {
 namespace {
 
-constexpr std::string_view kHierarchy = R"(
+constexpr std::string_view kAlloyHierarchy = R"(
 apiVersion: v1
 kind: Namespace
 metadata: {name: mon}
@@ -58,12 +58,6 @@ std::string root(std::string_view annotations, int shards, int replicas) {
          "{matchLabels: {agent: main}}}\n";
 }
 
-std::string reason(AgentSim& env, std::string_view type) {
-  const auto c = env.condition("mon", "main", type);
-  const auto* r = c.if_contains("reason");
-  return r != nullptr ? std::string(r->as_string()) : std::string("<none>");
-}
-
 // The configuration a live workload loads (the Secrets its projected volume names),
 // through the Alloy checker.
 void expect_config_loads(AgentSim& env, Kind kind, const std::string& name) {
@@ -96,7 +90,7 @@ TEST_F(AgentControllerSimTest, ANewRootIsDeployedWithAlloy) {
   options.agent.backend = Backend::alloy;  // --agent-backend=alloy
   auto& agent = env.add_agent_controller(options);
   env.start();
-  env.create_yaml(kHierarchy);
+  env.create_yaml(kAlloyHierarchy);
   env.create_yaml(root("{}", 2, 2));
 
   ASSERT_TRUE(tst::wait_until(
@@ -104,13 +98,13 @@ TEST_F(AgentControllerSimTest, ANewRootIsDeployedWithAlloy) {
         return env.exists(Kind::stateful_set, "mon", "main-alloy-replica-1") &&
                env.exists(Kind::daemon_set, "mon", "main-alloy-logs") &&
                env.condition_status("mon", "main", "Reconciled") == "True" &&
-               reason(env, "AlloyTranslation") == "Complete";
+               env.condition_reason("mon", "main", "AlloyTranslation") == "Complete";
       },
       kDeadline))
       << json::serialize(env.agent_status("mon", "main"));
   const auto status = env.agent_status("mon", "main");
   EXPECT_EQ(status.at("backend"), "alloy");
-  EXPECT_EQ(reason(env, "Backend"), "Alloy");
+  EXPECT_EQ(env.condition_reason("mon", "main", "Backend"), "Alloy");
   for (const auto& [kind, n] :
        std::vector<std::pair<Kind, std::string>>{{Kind::secret, "main-config"},
                                                  {Kind::service, "main-operated"},
@@ -157,10 +151,11 @@ TEST_F(AgentControllerSimTest, ANewRootIsDeployedWithAlloy) {
 TEST_F(AgentControllerSimTest, AnInvalidBackendAnnotationTouchesNothing) {
   env.add_agent_controller(module_options());
   env.start();
-  env.create_yaml(kHierarchy);
+  env.create_yaml(kAlloyHierarchy);
   env.create_yaml(root("{operator.agent.grafana.com/backend: Alloy}", 1, 1));
-  ASSERT_TRUE(
-      tst::wait_until([&] { return reason(env, "Reconciled") == "InvalidBackend"; }, kDeadline))
+  ASSERT_TRUE(tst::wait_until(
+      [&] { return env.condition_reason("mon", "main", "Reconciled") == "InvalidBackend"; },
+      kDeadline))
       << json::serialize(env.agent_status("mon", "main"));
   EXPECT_FALSE(env.exists(Kind::secret, "mon", "main-secrets"));
   EXPECT_TRUE(env.list(Kind::stateful_set, "mon").empty());

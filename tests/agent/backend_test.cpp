@@ -83,7 +83,7 @@ std::vector<std::string> applied(const RootPlan& plan) {
   return out;
 }
 
-const runtime::Condition* condition(const RootStatus& s, std::string_view type) {
+const runtime::Condition* find_condition(const RootStatus& s, std::string_view type) {
   for (const auto& c : s.update.conditions) {
     if (c.type == type) return &c;
   }
@@ -138,7 +138,7 @@ TEST(Backend, AnInvalidAnnotationTouchesNothing) {
     EXPECT_FALSE(p.applies());
     EXPECT_TRUE(p.apply.steps.empty());
     const RootStatus st = root_status(p, nullptr, {}, std::nullopt);
-    EXPECT_EQ(condition(st, "Reconciled")->reason, "InvalidBackend");
+    EXPECT_EQ(find_condition(st, "Reconciled")->reason, "InvalidBackend");
     // Fixed only by an edit of the root: no retry with backoff.
     EXPECT_EQ(st.result.kind, runtime::ReconcileResult::terminal_error("").kind);
   }
@@ -182,10 +182,10 @@ TEST(Backend, AClassBFailureAppliesTheAssetsSecretOnly) {
   EXPECT_EQ(applied(p), (std::vector<std::string>{"Secret agent-secrets"}));
   EXPECT_EQ(p.apply.steps.size(), 1U);  // nothing deleted or pruned either
   const RootStatus st = root_status(p, nullptr, {}, std::nullopt);
-  EXPECT_EQ(condition(st, "Reconciled")->reason, "TranslationFailed");
-  ASSERT_NE(condition(st, "AlloyTranslation"), nullptr);
-  EXPECT_EQ(condition(st, "AlloyTranslation")->status, "False");
-  EXPECT_EQ(condition(st, "AlloyTranslation")->reason, "Failed");
+  EXPECT_EQ(find_condition(st, "Reconciled")->reason, "TranslationFailed");
+  ASSERT_NE(find_condition(st, "AlloyTranslation"), nullptr);
+  EXPECT_EQ(find_condition(st, "AlloyTranslation")->status, "False");
+  EXPECT_EQ(find_condition(st, "AlloyTranslation")->reason, "Failed");
   EXPECT_EQ(st.update.fields.at("backend"), "alloy");
 }
 

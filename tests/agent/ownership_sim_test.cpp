@@ -28,7 +28,7 @@ json::object problem_about(AgentSim& env, const std::string& ns, const std::stri
   return {};
 }
 
-constexpr const char* kHierarchy = R"(
+constexpr const char* kOwnershipHierarchy = R"(
 apiVersion: v1
 kind: Namespace
 metadata: {name: owned}
@@ -52,7 +52,7 @@ spec:
 TEST_F(AgentControllerSimTest, AUsersSecretWithAGeneratedNameIsNotTakenOver) {
   auto& agent = env.add_agent_controller(module_options());
   env.start();
-  env.create_yaml(kHierarchy);
+  env.create_yaml(kOwnershipHierarchy);
   env.create(json::value(AgentSim::secret("owned", "main-config", {{"agent.yml", "mine: true"}})));
   const auto before = env.get(Kind::secret, "owned", "main-config");
   ASSERT_TRUE(before.has_value());
@@ -117,7 +117,7 @@ spec:
 TEST_F(AgentControllerSimTest, TwoRootsWhoseGeneratedNamesCollideDoNotOverwriteEachOther) {
   auto& agent = env.add_agent_controller(module_options());
   env.start();
-  env.create_yaml(kHierarchy);
+  env.create_yaml(kOwnershipHierarchy);
   env.create_yaml(R"(
 apiVersion: monitoring.grafana.com/v1alpha1
 kind: GrafanaAgent

@@ -12,7 +12,7 @@
 namespace aop::agent::testing {
 namespace {
 
-constexpr std::string_view kHierarchy = R"(
+constexpr std::string_view kSwitchHierarchy = R"(
 apiVersion: v1
 kind: Namespace
 metadata: {name: mon}
@@ -71,17 +71,6 @@ const Names& static_workloads() {
 const Names& alloy_workloads() {
   static const Names names(alloy_objects().begin(), alloy_objects().begin() + 2);
   return names;
-}
-
-std::string reason(AgentSim& env, std::string_view type) {
-  const auto c = env.condition("mon", "main", type);
-  const auto* r = c.if_contains("reason");
-  return r != nullptr ? std::string(r->as_string()) : std::string("<none>");
-}
-std::string message(AgentSim& env, std::string_view type) {
-  const auto c = env.condition("mon", "main", type);
-  const auto* m = c.if_contains("message");
-  return m != nullptr ? std::string(m->as_string()) : std::string();
 }
 
 std::int64_t int_at(const json::object& o, std::string_view a, std::string_view b) {
@@ -249,15 +238,19 @@ bool switch_until(AgentSim& env, NoGap& watch, const Names& old_objects, const N
       kDeadline);
 }
 
-// The root of kHierarchy running on static, then switching to Alloy: both backends'
+// The root of kSwitchHierarchy running on static, then switching to Alloy: both backends'
 // objects there, the Alloy workloads not ready. `idle`: the operator has nothing to do.
 void start_switch(AgentSim& env, NoGap& watch, const std::function<bool()>& idle) {
   ASSERT_TRUE(tst::wait_until(
-      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
+      [&] {
+        return run_pods(env, static_workloads()) &&
+               env.condition_reason("mon", "main", "Backend") == "Static";
+      },
       kDeadline));
   annotate(env, "alloy");
   ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
-    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" && idle();
+    return all_exist(env, alloy_objects()) &&
+           env.condition_reason("mon", "main", "Backend") == "Switching" && idle();
   })) << json::serialize(env.agent_status("mon", "main"));
 }
 
@@ -265,12 +258,15 @@ TEST_F(AgentControllerSimTest, ARootSwitchesToAlloyAndBackWithoutAGap) {
   const AgentModuleOptions options = module_options();
   auto& agent = env.add_agent_controller(options);
   env.start();
-  env.create_yaml(kHierarchy);
+  env.create_yaml(kSwitchHierarchy);
   NoGap watch(env);
 
   // On static, running.
   ASSERT_TRUE(tst::wait_until(
-      [&] { return run_pods(env, static_workloads()) && reason(env, "Backend") == "Static"; },
+      [&] {
+        return run_pods(env, static_workloads()) &&
+               env.condition_reason("mon", "main", "Backend") == "Static";
+      },
       kDeadline))
       << json::serialize(env.agent_status("mon", "main"));
   std::map<std::string, json::value> static_uids;
@@ -281,13 +277,14 @@ TEST_F(AgentControllerSimTest, ARootSwitchesToAlloyAndBackWithoutAGap) {
   // To Alloy: its objects next to the static ones, which stay while Alloy is not ready.
   annotate(env, "alloy");
   ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), {}, [&] {
-    return all_exist(env, alloy_objects()) && reason(env, "Backend") == "Switching" && agent.idle();
+    return all_exist(env, alloy_objects()) &&
+           env.condition_reason("mon", "main", "Backend") == "Switching" && agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_EQ(env.agent_status("mon", "main").at("backend"), "alloy");
-  EXPECT_EQ(message(env, "Backend"),
+  EXPECT_EQ(env.condition_message("mon", "main", "Backend"),
             "static → alloy: 0 of 2 alloy workload(s) ready; static objects are kept until all "
             "are ready");
-  EXPECT_EQ(reason(env, "AlloyTranslation"), "Complete");
+  EXPECT_EQ(env.condition_reason("mon", "main", "AlloyTranslation"), "Complete");
   EXPECT_EQ(events(env, "SwitchStarted"), 1u);
 
   // Members churn meanwhile: the Alloy configuration follows, the static objects are not
@@ -312,12 +309,13 @@ spec:
   ASSERT_TRUE(switch_until(
       env, watch, static_objects(), alloy_workloads(), {{Kind::stateful_set, "main-alloy"}},
       [&] {
-        return message(env, "Backend")
+        return env.condition_message("mon", "main", "Backend")
                    .starts_with("static → alloy: 1 of 2 alloy workload(s) ready") &&
                agent.idle();
       }))
-      << message(env, "Backend");
-  EXPECT_TRUE(contains(message(env, "Backend"), "; waiting since ")) << message(env, "Backend");
+      << env.condition_message("mon", "main", "Backend");
+  EXPECT_TRUE(contains(env.condition_message("mon", "main", "Backend"), "; waiting since "))
+      << env.condition_message("mon", "main", "Backend");
   EXPECT_TRUE(all_exist(env, static_objects()));
   for (const auto& [kind, name] : static_objects()) {
     EXPECT_EQ(env.get(kind, "mon", name)->at("metadata").at("uid"), static_uids[name]) << name;
@@ -325,7 +323,8 @@ spec:
 
   // All ready: the static objects go, the shared assets Secret stays.
   ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), alloy_workloads(), [&] {
-    return reason(env, "Backend") == "Alloy" && none_exist(env, static_objects()) && agent.idle();
+    return env.condition_reason("mon", "main", "Backend") == "Alloy" &&
+           none_exist(env, static_objects()) && agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_TRUE(env.exists(Kind::secret, "mon", "main-secrets"));
   EXPECT_EQ(events(env, "SwitchCompleted"), 1u);
@@ -335,17 +334,18 @@ spec:
   // Back to static: the same the other way; AlloyTranslation goes at once.
   annotate(env, "static");
   ASSERT_TRUE(switch_until(env, watch, alloy_objects(), static_workloads(), {}, [&] {
-    return all_exist(env, static_objects()) && reason(env, "Backend") == "Switching" &&
-           agent.idle();
+    return all_exist(env, static_objects()) &&
+           env.condition_reason("mon", "main", "Backend") == "Switching" && agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
-  EXPECT_TRUE(message(env, "Backend").starts_with("alloy → static: 0 of 3 static workload(s)"))
-      << message(env, "Backend");
+  EXPECT_TRUE(env.condition_message("mon", "main", "Backend")
+                  .starts_with("alloy → static: 0 of 3 static workload(s)"))
+      << env.condition_message("mon", "main", "Backend");
   EXPECT_TRUE(env.condition("mon", "main", "AlloyTranslation").empty());
   EXPECT_EQ(env.agent_status("mon", "main").at("backend"), "static");
   EXPECT_TRUE(all_exist(env, alloy_objects()));
   ASSERT_TRUE(switch_until(env, watch, alloy_objects(), static_workloads(), static_workloads(),
                            [&] {
-                             return reason(env, "Backend") == "Static" &&
+                             return env.condition_reason("mon", "main", "Backend") == "Static" &&
                                     none_exist(env, alloy_objects()) && agent.idle();
                            }))
       << json::serialize(env.agent_status("mon", "main"));
@@ -359,7 +359,7 @@ spec:
 TEST_F(AgentControllerSimTest, ASwitchBackMidwayKeepsTheStaticObjectsUntouched) {
   auto& agent = env.add_agent_controller(module_options());
   env.start();
-  env.create_yaml(kHierarchy);
+  env.create_yaml(kSwitchHierarchy);
   NoGap watch(env);
   ASSERT_NO_FATAL_FAILURE(start_switch(env, watch, [&] { return agent.idle(); }));
   const auto uid = env.get(Kind::stateful_set, "mon", "main")->at("metadata").at("uid");
@@ -368,7 +368,8 @@ TEST_F(AgentControllerSimTest, ASwitchBackMidwayKeepsTheStaticObjectsUntouched) 
   // Alloy never became ready; back to static, whose workloads are: the Alloy objects go.
   annotate(env, "static");
   ASSERT_TRUE(switch_until(env, watch, alloy_objects(), static_workloads(), {}, [&] {
-    return reason(env, "Backend") == "Static" && none_exist(env, alloy_objects()) && agent.idle();
+    return env.condition_reason("mon", "main", "Backend") == "Static" &&
+           none_exist(env, alloy_objects()) && agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   const auto sts = env.get(Kind::stateful_set, "mon", "main");
   EXPECT_EQ(sts->at("metadata").at("uid"), uid);
@@ -380,19 +381,21 @@ TEST_F(AgentControllerSimTest, ASwitchBackMidwayKeepsTheStaticObjectsUntouched) 
 TEST_F(AgentControllerSimTest, APausedRootIsNotSwitchedUntilUnpaused) {
   auto& agent = env.add_agent_controller(module_options());
   env.start();
-  env.create_yaml(kHierarchy);
+  env.create_yaml(kSwitchHierarchy);
   NoGap watch(env);
   ASSERT_NO_FATAL_FAILURE(start_switch(env, watch, [&] { return agent.idle(); }));
   env.patch(Kind::grafana_agent, "mon", "main", json::parse(R"({"spec": {"paused": true}})"));
-  ASSERT_TRUE(tst::wait_until([&] { return reason(env, "Reconciled") == "Paused"; }, kDeadline));
+  ASSERT_TRUE(tst::wait_until(
+      [&] { return env.condition_reason("mon", "main", "Reconciled") == "Paused"; }, kDeadline));
   // The Alloy workloads become ready while paused: nothing is deleted.
   ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), alloy_workloads(),
                            [&] { return run_pods(env, alloy_workloads()) && agent.idle(); }));
   EXPECT_TRUE(all_exist(env, static_objects()));
-  EXPECT_EQ(reason(env, "Backend"), "Switching");
+  EXPECT_EQ(env.condition_reason("mon", "main", "Backend"), "Switching");
   env.patch(Kind::grafana_agent, "mon", "main", json::parse(R"({"spec": {"paused": false}})"));
   ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), alloy_workloads(), [&] {
-    return reason(env, "Backend") == "Alloy" && none_exist(env, static_objects()) && agent.idle();
+    return env.condition_reason("mon", "main", "Backend") == "Alloy" &&
+           none_exist(env, static_objects()) && agent.idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_EQ(watch.gaps(), std::vector<std::string>{});
 }
@@ -448,7 +451,7 @@ void switch_across_operators(AgentSim& env, bool standby) {
   auto first = std::make_unique<Operator>(env, options, true);
   std::unique_ptr<Operator> second;
   if (standby) second = std::make_unique<Operator>(env, options, false);
-  env.create_yaml(kHierarchy);
+  env.create_yaml(kSwitchHierarchy);
   NoGap watch(env);
   ASSERT_NO_FATAL_FAILURE(start_switch(env, watch, [&] { return first->controller().idle(); }));
   first->stop();
@@ -458,8 +461,8 @@ void switch_across_operators(AgentSim& env, bool standby) {
     second = std::make_unique<Operator>(env, options, true);
   }
   ASSERT_TRUE(switch_until(env, watch, static_objects(), alloy_workloads(), alloy_workloads(), [&] {
-    return reason(env, "Backend") == "Alloy" && none_exist(env, static_objects()) &&
-           second->controller().idle();
+    return env.condition_reason("mon", "main", "Backend") == "Alloy" &&
+           none_exist(env, static_objects()) && second->controller().idle();
   })) << json::serialize(env.agent_status("mon", "main"));
   EXPECT_EQ(events(env, "SwitchStarted"), 1u);
   EXPECT_EQ(events(env, "SwitchCompleted"), 1u);

@@ -21,7 +21,7 @@ namespace net = aop::net;
 
 namespace {
 
-const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
+using aop::testing::kConfigMap;
 
 json::value configmap(const std::string& ns, const std::string& name, const std::string& v) {
   return json::object{{"apiVersion", "v1"},

@@ -28,8 +28,12 @@
 #include <boost/json/value.hpp>
 
 #include "k8s/kubeconfig.hpp"
+#include "k8s/resource.hpp"
 
 namespace aop::testing {
+
+// The kind the k8s/ integration tests write and watch most.
+inline const k8s::GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
 
 enum class Backend { kube_sim, kube_apiserver };
 

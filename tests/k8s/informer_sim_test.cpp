@@ -33,7 +33,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
+using aop::testing::kConfigMap;
 const GroupVersionKind kSecret{"", "v1", "Secret"};
 constexpr int kNamespaces = 20;
 

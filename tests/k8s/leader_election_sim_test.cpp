@@ -36,7 +36,7 @@ constexpr auto kRetryPeriod = 300ms;
 // Allowance for request latency on a loaded machine in the failover bound.
 constexpr auto kSlack = 1000ms;
 
-const GroupVersionKind kConfigMap{"", "v1", "ConfigMap"};
+using aop::testing::kConfigMap;
 
 struct Event {
   std::string who;

@@ -25,6 +25,8 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "tests/runtime/run_until.hpp"
+
 #include "net/log.hpp"
 
 namespace aop::runtime {
@@ -34,16 +36,7 @@ using boost::asio::awaitable;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-template <class Pred>
-bool run_until(boost::asio::io_context& io, Pred done) {
-  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    io.restart();
-    io.run_for(milliseconds(2));
-  }
-  return true;
-}
+using testing::run_until;
 
 template <class Pred>
 bool wait_until(Pred done) {

@@ -18,22 +18,14 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "tests/runtime/run_until.hpp"
+
 namespace aop::runtime {
 namespace {
 
 using std::chrono::seconds;
 
-// Runs the io_context until `done` or a generous deadline (a hang fails, not blocks).
-template <class Pred>
-bool run_until(boost::asio::io_context& io, Pred done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    io.restart();
-    io.run_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
+using testing::run_until;
 
 QueueOptions opts(net::metrics::Registry& r, std::string name = "test") {
   QueueOptions o;
