@@ -25,9 +25,8 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "tests/runtime/run_until.hpp"
-
 #include "net/log.hpp"
+#include "tests/runtime/run_until.hpp"
 
 namespace aop::runtime {
 namespace {
@@ -37,6 +36,9 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 using testing::run_until;
+
+// Each test declares its clock and registry before its io_context: a controller's state
+// lives in io's coroutines, which use them, until io is gone.
 
 template <class Pred>
 bool wait_until(Pred done) {
@@ -82,7 +84,6 @@ ControllerOptions options(net::metrics::Registry& r, int workers = 1) {
 }
 
 TEST(Controller, ErrorsAreRetriedWithGrowingBackoffAndSuccessForgetsThem) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
@@ -131,7 +132,6 @@ TEST(Controller, ErrorsAreRetriedWithGrowingBackoffAndSuccessForgetsThem) {
 
 // A failure of the API server stops growing its backoff at the API cap.
 TEST(Controller, ApiFailuresAreRetriedWithinTheApiCap) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
@@ -162,7 +162,6 @@ TEST(Controller, ApiFailuresAreRetriedWithinTheApiCap) {
 // count reconciles done since the previous line, keys queued, waiting, failing and in
 // flight.
 TEST(Controller, ProgressIsLoggedWhileKeysAreQueued) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
@@ -229,7 +228,6 @@ TEST(Controller, ProgressIsLoggedWhileKeysAreQueued) {
 }
 
 TEST(Controller, RequeueAfterRunsTheRootAgainAfterTheDelay) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
@@ -252,7 +250,6 @@ TEST(Controller, RequeueAfterRunsTheRootAgainAfterTheDelay) {
 }
 
 TEST(Controller, ATerminalErrorIsNotRetriedNorResyncedUntilTheRootIsEnqueuedAgain) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
@@ -289,7 +286,6 @@ TEST(Controller, ATerminalErrorIsNotRetriedNorResyncedUntilTheRootIsEnqueuedAgai
 }
 
 TEST(Controller, AnExceptionCountsAsAnErrorWithBackoff) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
@@ -325,7 +321,6 @@ TEST(Controller, ResyncEnqueuesEveryRootOnce) {
 }
 
 TEST(Controller, TheResyncTimerEnqueuesEveryRootEachPeriodOnTheClock) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
@@ -444,7 +439,6 @@ struct Gate {
 // is reconciled once more (it reads the latest state then), not N times, and the other
 // workers are free for other roots meanwhile.
 TEST(Controller, ARootDirtiedManyTimesWhileItRunsIsReconciledOnceMore) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
@@ -484,7 +478,6 @@ TEST(Controller, ARootDirtiedManyTimesWhileItRunsIsReconciledOnceMore) {
 }
 
 TEST(Controller, StopWaitsForInFlightReconcilesAndStartsNoNewOnes) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
@@ -517,7 +510,6 @@ TEST(Controller, StopWaitsForInFlightReconcilesAndStartsNoNewOnes) {
 }
 
 TEST(Controller, StopGivesUpAtTheDeadlineOnTheClock) {
-  // Declared before io: a controller's state lives in io's coroutines until io is gone.
   net::metrics::Registry r;
   net::FakeClock clock;
   boost::asio::io_context io;
