@@ -74,12 +74,9 @@ TEST_F(AgentControllerSimTest, ANewDaemonSetNotYetObservedDoesNotMakeTheRootRead
 // A root whose StatefulSets the API server refuses to create (here: kube-apiserver's
 // ResourceQuota admission, for a quota with no room for StatefulSets, its status written
 // by the test as no quota controller runs) is not Ready, although its logs
-// DaemonSet is: a missing workload is not a ready one. kube-sim has no admission plugins,
-// so this test needs kube-apiserver.
+// DaemonSet is: a missing workload is not a ready one. kube-sim admits object-count
+// quotas as kube-apiserver does.
 TEST_F(AgentControllerSimTest, ARootWhoseStatefulSetIsRefusedIsNotReady) {
-  if (env.cluster().is_kube_sim()) {
-    GTEST_SKIP() << "needs kube-apiserver's ResourceQuota admission (kube-sim has none)";
-  }
   auto& agent = env.add_agent_controller(module_options());
   env.start();
   env.create_yaml(kLogsOnly);

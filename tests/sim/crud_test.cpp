@@ -236,6 +236,46 @@ TEST_F(Crud, DryRunDoesNotPersist) {
   get("/api/v1/namespaces/default/configmaps/dry", 404);
 }
 
+// ResourceQuota admission of object counts, as kube-apiserver's: a quota whose usage is
+// not in its status refuses the kinds it limits; one with room admits and charges them
+// (dry runs not); a full one refuses with the quota's figures; other kinds and
+// namespaces are not concerned.
+TEST_F(Crud, ObjectCountQuotasAreAdmittedAndCharged) {
+  post("/api/v1/namespaces/default/resourcequotas", json::parse(R"({"metadata":{"name":"q"},
+       "spec":{"hard":{"count/configmaps":"1","secrets":"5"}}})"));
+  auto r = call("POST", "/api/v1/namespaces/default/configmaps", json::serialize(configmap("a")));
+  ASSERT_EQ(r.status, 403);
+  EXPECT_EQ(body(r).at("reason"), "Forbidden");
+  EXPECT_EQ(body(r).at("message"),
+            "configmaps \"a\" is forbidden: status unknown for quota: q, resources: "
+            "count/configmaps");
+
+  put("/api/v1/namespaces/default/resourcequotas/q/status", json::parse(R"({
+       "apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q","namespace":"default"},
+       "status":{"hard":{"count/configmaps":"1","secrets":"5"},
+                 "used":{"count/configmaps":"0","secrets":"0"}}})"));
+  EXPECT_EQ(call("POST", "/api/v1/namespaces/default/configmaps?dryRun=All",
+                 json::serialize(configmap("dry")))
+                .status,
+            201);
+  make_cm("a");
+  post("/api/v1/namespaces/default/secrets", json::parse(R"({"metadata":{"name":"s"}})"));
+  const auto q = get("/api/v1/namespaces/default/resourcequotas/q");
+  EXPECT_EQ(q.at("status").at("used").at("count/configmaps"), "1");
+  EXPECT_EQ(q.at("status").at("used").at("secrets"), "1");
+
+  r = call("POST", "/api/v1/namespaces/default/configmaps", json::serialize(configmap("b")));
+  ASSERT_EQ(r.status, 403);
+  EXPECT_EQ(body(r).at("message"),
+            "configmaps \"b\" is forbidden: exceeded quota: q, requested: count/configmaps=1, "
+            "used: count/configmaps=1, limited: count/configmaps=1");
+  make_cm("b", {}, "kube-system");
+  post("/apis/apps/v1/namespaces/default/deployments", json::parse(R"({"metadata":{"name":"d"},
+       "spec":{"selector":{"matchLabels":{"app":"d"}},
+               "template":{"metadata":{"labels":{"app":"d"}},
+                           "spec":{"containers":[{"name":"c","image":"i"}]}}}})"));
+}
+
 TEST_F(Crud, ServiceKeepsItsClusterIPWhenAnUpdateLeavesItOut) {
   auto svc = json::parse(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},
      "spec":{"ports":[{"port":80}],"selector":{"app":"s"}}})");

@@ -187,6 +187,10 @@ class ApiServer {
   ObjectPtr commit_update(const TypePtr& type, Collection& c, const ObjectPtr& old,
                           boost::json::object obj);
 
+  // ResourceQuota admission of a create (object counts only); charges the quotas unless
+  // `dry_run`.
+  ApiResult<void> admit_quota(const ResourceType& type, const std::string& ns,
+                              const std::string& name, bool dry_run);
   std::vector<StatusCause> validate_metadata(const TypePtr& type, const boost::json::object& obj,
                                              bool create);
   void on_crd_written(const ObjectPtr& crd);

@@ -7,6 +7,9 @@
 // (honouring their finalizers) and then the namespace; deleting a CRD deletes its custom
 // resources without waiting for their finalizers.
 #include <algorithm>
+#include <charconv>
+#include <optional>
+#include <set>
 
 #include <boost/json.hpp>
 
@@ -422,6 +425,11 @@ ApiResult<ObjectPtr> ApiServer::create_in(const TypePtr& type, const std::string
   }
   const std::string key = StoredObject::make_key(type->namespaced ? ns : "", name);
   if (c->get(key)) return errors::already_exists(type->group_resource(), name);
+  if (type->namespaced) {
+    if (auto admitted = admit_quota(*type, ns, name, ctx.dry_run); !admitted) {
+      return admitted.error();
+    }
+  }
   if (ctx.dry_run) return StoredObject::make(obj, 0);
   auto so = store_.create(*c, std::move(obj));
   if (so->has_owner_refs()) {
@@ -430,6 +438,101 @@ ApiResult<ObjectPtr> ApiServer::create_in(const TypePtr& type, const std::string
   }
   if (is_crd) on_crd_written(so);
   return so;
+}
+
+namespace {
+
+// The quota resource names that count objects of `type`: count/<resource>[.<group>], and
+// the older plain names of the core kinds that have one.
+std::vector<std::string> quota_names(const ResourceType& type) {
+  std::vector<std::string> out{"count/" + type.storage_key()};
+  static const std::set<std::string, std::less<>> kCore = {"pods",
+                                                           "services",
+                                                           "secrets",
+                                                           "configmaps",
+                                                           "persistentvolumeclaims",
+                                                           "replicationcontrollers",
+                                                           "resourcequotas"};
+  if (type.group.empty() && kCore.contains(type.resource)) out.push_back(type.resource);
+  return out;
+}
+
+// A quantity of objects ("10", "2k"); nullopt when it is not a whole count.
+std::optional<std::int64_t> object_count(const json::value* v) {
+  if (v == nullptr || !v->is_string()) return std::nullopt;
+  std::string_view s = v->as_string();
+  std::int64_t scale = 1;
+  if (!s.empty() && (s.back() == 'k' || s.back() == 'M' || s.back() == 'G')) {
+    scale = s.back() == 'k' ? 1000 : s.back() == 'M' ? 1000000 : 1000000000;
+    s.remove_suffix(1);
+  }
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || n < 0) return std::nullopt;
+  return n * scale;
+}
+
+const json::object* object_at(const json::object& o, std::string_view a, std::string_view b) {
+  const auto* x = o.if_contains(a);
+  if (x == nullptr || !x->is_object()) return nullptr;
+  const auto* y = x->as_object().if_contains(b);
+  return y != nullptr && y->is_object() ? &y->as_object() : nullptr;
+}
+
+}  // namespace
+
+// As kube-apiserver's quota admission, for object counts: every ResourceQuota of the
+// namespace whose spec.hard limits the kind must have its usage in status (no quota
+// controller runs here, nor in a kube-apiserver without a controller-manager: the status
+// is what its writer put there), and the create must fit under status.hard; then it is
+// charged to status.used. Refusals are 403 Forbidden with kube-apiserver's messages.
+ApiResult<void> ApiServer::admit_quota(const ResourceType& type, const std::string& ns,
+                                       const std::string& name, bool dry_run) {
+  Collection* quotas = store_.find("resourcequotas");
+  if (quotas == nullptr || quotas->size() == 0) return {};
+  const auto names = quota_names(type);
+  std::vector<std::pair<ObjectPtr, std::string>> charged;  // quota, resource name
+  std::optional<ApiError> refused;
+  const auto scanned = quotas->scan(ns + "/", "", 0, store_.rv(), [&](const ObjectPtr& q) {
+    const json::object quota = q->parse();
+    const auto* spec_hard = object_at(quota, "spec", "hard");
+    if (spec_hard == nullptr) return true;
+    for (const auto& resource : names) {
+      if (!spec_hard->contains(resource)) continue;
+      const auto* hard = object_at(quota, "status", "hard");
+      const auto* used = object_at(quota, "status", "used");
+      const auto limit = object_count(hard != nullptr ? hard->if_contains(resource) : nullptr);
+      const auto in_use = object_count(used != nullptr ? used->if_contains(resource) : nullptr);
+      const std::string quota_name(q->name());
+      if (!limit || !in_use) {
+        refused = errors::forbidden(
+            type.group_resource(), name,
+            "status unknown for quota: " + quota_name + ", resources: " + resource);
+        return false;
+      }
+      if (*in_use + 1 > *limit) {
+        refused = errors::forbidden(type.group_resource(), name,
+                                    "exceeded quota: " + quota_name + ", requested: " + resource +
+                                        "=1, used: " + resource + "=" + std::to_string(*in_use) +
+                                        ", limited: " + resource + "=" + std::to_string(*limit));
+        return false;
+      }
+      charged.emplace_back(q, resource);
+    }
+    return true;
+  });
+  if (!scanned) return scanned.error();
+  if (refused) return *refused;
+  if (dry_run) return {};
+  const TypePtr quota_type = quotas->type();
+  for (const auto& [q, resource] : charged) {
+    json::object quota = q->parse();
+    auto& used = quota["status"].as_object()["used"].as_object();
+    used[resource] = std::to_string(*object_count(used.if_contains(resource)) + 1);
+    metadata_of(quota).erase("resourceVersion");
+    commit_update(quota_type, *quotas, q, std::move(quota));
+  }
+  return {};
 }
 
 Response ApiServer::do_create(const Request& req, Target& t) {

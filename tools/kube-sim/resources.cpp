@@ -117,6 +117,12 @@ ResourceRegistry::ResourceRegistry() {
     add(std::move(t));
   }
   {
+    auto t = make("", "resourcequotas", "ResourceQuota");
+    t.short_names = {"quota"};
+    t.status_subresource = true;
+    add(std::move(t));
+  }
+  {
     auto t = make("", "serviceaccounts", "ServiceAccount");
     t.short_names = {"sa"};
     t.token_subresource = true;
