@@ -532,6 +532,13 @@ bool AgentController::caches_caught_up(const std::string& root) {
   return impl_->engine->caches_caught_up(root);
 }
 
+std::string AgentController::cached_version(Kind kind, const k8s::ObjectKey& key) const {
+  const k8s::KindCache* kc = kind == Kind::grafana_agent ? impl_->agents : impl_->caches.of(kind);
+  if (kc == nullptr) return {};
+  const auto o = kc->get(key);
+  return o ? std::string(o->resource_version()) : std::string();
+}
+
 std::uint64_t AgentController::own_write_echoes() const {
   return impl_->engine->echoes();
 }

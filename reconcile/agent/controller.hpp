@@ -62,6 +62,9 @@ class AgentController final : public runtime::ControllerModule {
   bool idle();
   // The owned caches show the last writes of `root` (runtime::ApplyEngine::caches_caught_up).
   bool caches_caught_up(const std::string& root);
+  // The resourceVersion of `key` in the controller's cache of `kind` ("" when it holds
+  // none), so that a test can wait until the controller has seen its writes.
+  std::string cached_version(Kind kind, const k8s::ObjectKey& key) const;
   // Watch events of owned objects that were only the echo of the controller's own
   // writes, dropped without a reconcile (runtime::ApplyEngine::unless_own_write).
   std::uint64_t own_write_echoes() const;
