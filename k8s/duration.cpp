@@ -27,7 +27,7 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-std::string quoted(std::string_view text) {
+std::string quoted_prefix(std::string_view text) {
   constexpr std::size_t kMax = 80;  // keep messages short whatever the input
   std::string out = "\"";
   out += text.substr(0, kMax);
@@ -39,7 +39,7 @@ std::string quoted(std::string_view text) {
 }  // namespace
 
 Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text) {
-  const auto invalid = [&] { return make_error("invalid duration " + quoted(text)); };
+  const auto invalid = [&] { return make_error("invalid duration " + quoted_prefix(text)); };
   std::string_view s = text;
   bool negative = false;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
@@ -84,7 +84,7 @@ Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text) {
     if (!pre && !post) return invalid();
     std::size_t u = 0;
     while (u < s.size() && s[u] != '.' && !is_digit(s[u])) ++u;
-    if (u == 0) return make_error("missing unit in duration " + quoted(text));
+    if (u == 0) return make_error("missing unit in duration " + quoted_prefix(text));
     const std::string_view unit_text = s.substr(0, u);
     s.remove_prefix(u);
     std::uint64_t unit = 0;
@@ -92,8 +92,8 @@ Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text) {
       if (name == unit_text) unit = ns;
     }
     if (unit == 0) {
-      return make_error("unknown unit " + quoted(unit_text) + " in duration " + quoted(text) +
-                        " (use ns, us, ms, s, m or h)");
+      return make_error("unknown unit " + quoted_prefix(unit_text) + " in duration " +
+                        quoted_prefix(text) + " (use ns, us, ms, s, m or h)");
     }
     if (whole > kMaxMagnitude / unit) return invalid();
     whole *= unit;

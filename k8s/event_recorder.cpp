@@ -170,12 +170,12 @@ json::value event_body(const EventWrite& w, const EventRecorderOptions& o) {
   return e;
 }
 
-struct Metrics {
+struct RecorderMetrics {
   net::metrics::Family<net::metrics::Counter>& written;
   net::metrics::Family<net::metrics::Counter>& dropped;
-  static Metrics& instance() {
+  static RecorderMetrics& instance() {
     auto& r = net::metrics::registry();
-    static Metrics m{
+    static RecorderMetrics m{
         r.counter("events_written_total", "Kubernetes Event writes, by verb.", {"verb"}),
         r.counter("events_dropped_total",
                   "Event records dropped by the per-object rate limit or a full "
@@ -201,7 +201,7 @@ const GroupVersionKind& event_kind() {
 }
 
 asio::awaitable<void> write_events(std::shared_ptr<RecorderState> s) {
-  auto& metrics = Metrics::instance();
+  auto& metrics = RecorderMetrics::instance();
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     const auto suffix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -255,7 +255,7 @@ class AggregatingRecorder final : public EventRecorder {
       : s_(std::make_shared<RecorderState>(executor, client, std::move(options))) {
     // Exported at 0 from the start, so that rates and alerts see the series before the
     // first Event.
-    auto& m = Metrics::instance();
+    auto& m = RecorderMetrics::instance();
     m.written.with({"create"});
     m.written.with({"patch"});
     m.dropped();

@@ -50,15 +50,15 @@ json::value parse_json(std::string_view text, boost::system::error_code& ec) {
   return json::parse(text, ec, {}, opts);
 }
 
-struct Metrics {
+struct ClientMetrics {
   net::metrics::Family<net::metrics::Counter>& requests;
   net::metrics::Family<net::metrics::Histogram>& latency;
   net::metrics::Family<net::metrics::Histogram>& limiter;
   net::metrics::Family<net::metrics::Counter>& retries;
 
-  static Metrics& instance() {
+  static ClientMetrics& instance() {
     auto& r = net::metrics::registry();
-    static Metrics m{
+    static ClientMetrics m{
         r.counter("rest_client_requests_total",
                   "Number of HTTP requests to the API server, by status code, method and host.",
                   {"code", "method", "host"}),
@@ -247,7 +247,7 @@ class HttpApiClient final : public ApiClient {
         token_(config.token),
         limiter_(options_.qps, static_cast<std::uint32_t>(std::max(options_.burst, 1))),
         host_(http_->endpoint().authority()),
-        metrics_(Metrics::instance()) {
+        metrics_(ClientMetrics::instance()) {
     if (!config.username.empty() || !config.password.empty()) {
       basic_auth_ = "Basic " + base64_encode(config.username + ":" + config.password);
     }
@@ -654,7 +654,7 @@ class HttpApiClient final : public ApiClient {
   ResourceRegistry registry_;  // thread-safe on its own
   net::RateLimiter limiter_;   // thread-safe on its own
   std::string host_;           // metrics label
-  Metrics& metrics_;
+  ClientMetrics& metrics_;
 };
 
 }  // namespace

@@ -137,24 +137,24 @@ LeaseRecord LeaseObserver::next_record(std::string_view identity,
 
 namespace {
 
-struct Metrics {
+struct ElectionMetrics {
   net::metrics::Family<net::metrics::Gauge>& master;
-  static Metrics& instance() {
-    static Metrics m{net::metrics::registry().gauge(
+  static ElectionMetrics& instance() {
+    static ElectionMetrics m{net::metrics::registry().gauge(
         "leader_election_master_status",
         "1 while this process is the leader of the named lease, 0 otherwise.", {"name"})};
     return m;
   }
 };
 
-struct State {
-  State(const asio::any_io_executor& executor, ApiClient& c, LeaderElectionConfig cfg)
+struct ElectionState {
+  ElectionState(const asio::any_io_executor& executor, ApiClient& c, LeaderElectionConfig cfg)
       : client(c),
         config(std::move(cfg)),
         strand(asio::make_strand(executor)),
         timer(strand),
         rng(std::random_device{}()),
-        gauge(Metrics::instance().master.with({config.lease_name})) {}
+        gauge(ElectionMetrics::instance().master.with({config.lease_name})) {}
 
   ApiClient& client;
   const LeaderElectionConfig config;
@@ -176,20 +176,20 @@ struct Attempt {
   asio::steady_timer done;  // cancelled when the attempt finishes
 };
 
-net::Duration jittered(State& s, net::Duration d) {
+net::Duration jittered(ElectionState& s, net::Duration d) {
   // A little below the period, so retries of several candidates spread out without
   // ever stretching the time to fail over.
   std::uniform_real_distribution<double> f(0.8, 1.0);
   return std::chrono::duration_cast<net::Duration>(d * f(s.rng));
 }
 
-asio::awaitable<void> sleep(State& s, net::Duration d) {
+asio::awaitable<void> sleep(ElectionState& s, net::Duration d) {
   s.timer.expires_after(d);
   boost::system::error_code ec;
   co_await s.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-void report_leader(State& s, const std::string& holder) {
+void report_leader(ElectionState& s, const std::string& holder) {
   if (holder == s.reported_leader) return;
   s.reported_leader = holder;
   if (!holder.empty()) {
@@ -201,7 +201,7 @@ void report_leader(State& s, const std::string& holder) {
 }
 
 // One try: read the lease; take or renew it if allowed. True when we hold it now.
-asio::awaitable<bool> try_acquire_or_renew(std::shared_ptr<State> s) {
+asio::awaitable<bool> try_acquire_or_renew(std::shared_ptr<ElectionState> s) {
   const ObjectKey key{s->config.lease_namespace, s->config.lease_name};
   const auto lease_seconds = std::chrono::ceil<std::chrono::seconds>(s->config.lease_duration);
   auto got = co_await s->client.get(lease_kind(), key);
@@ -246,7 +246,7 @@ asio::awaitable<bool> try_acquire_or_renew(std::shared_ptr<State> s) {
   co_return true;
 }
 
-void start_leading(State& s) {
+void start_leading(ElectionState& s) {
   s.leader.store(true, std::memory_order_release);
   s.gauge.set(1);
   net::log::info("became leader", {{"lease", s.config.lease_namespace + "/" + s.config.lease_name},
@@ -256,7 +256,7 @@ void start_leading(State& s) {
 
 // Leadership ends: the flag drops before the callback, so writes gated on is_leader()
 // stop at once.
-void stop_leading(State& s, std::string_view why) {
+void stop_leading(ElectionState& s, std::string_view why) {
   if (!s.leader.exchange(false, std::memory_order_acq_rel)) return;
   s.gauge.set(0);
   const auto level = s.stopped.load() ? net::log::Level::info : net::log::Level::warn;
@@ -270,13 +270,13 @@ void stop_leading(State& s, std::string_view why) {
 }
 
 // Renews, but gives up at `deadline` even if the request has not returned.
-asio::awaitable<std::optional<bool>> renew_before(std::shared_ptr<State> s,
+asio::awaitable<std::optional<bool>> renew_before(std::shared_ptr<ElectionState> s,
                                                   net::TimePoint deadline) {
   auto attempt = std::make_shared<Attempt>(s->strand);
   attempt->done.expires_at(deadline);
   asio::co_spawn(
       s->strand,
-      [](std::shared_ptr<State> st, std::shared_ptr<Attempt> a) -> asio::awaitable<void> {
+      [](std::shared_ptr<ElectionState> st, std::shared_ptr<Attempt> a) -> asio::awaitable<void> {
         const bool ok = co_await try_acquire_or_renew(st);
         a->succeeded = ok;
         a->done.cancel();
@@ -287,7 +287,7 @@ asio::awaitable<std::optional<bool>> renew_before(std::shared_ptr<State> s,
   co_return attempt->succeeded;  // nullopt: the deadline passed first
 }
 
-asio::awaitable<void> run_elector(std::shared_ptr<State> s) {
+asio::awaitable<void> run_elector(std::shared_ptr<ElectionState> s) {
   while (!s->stopped) {
     // Candidate: try every retry period.
     while (!s->stopped) {
@@ -337,7 +337,7 @@ asio::awaitable<void> run_elector(std::shared_ptr<State> s) {
 
 // Steps down and, if configured, releases the lease: the holder is cleared so a
 // standby takes over at its next retry.
-asio::awaitable<void> stop_on_strand(std::shared_ptr<State> s) {
+asio::awaitable<void> stop_on_strand(std::shared_ptr<ElectionState> s) {
   s->timer.cancel();
   const bool was_leader = s->leader.load();
   stop_leading(*s, "stopping");
@@ -367,7 +367,7 @@ class LeaseElector final : public LeaderElector {
  public:
   LeaseElector(const asio::any_io_executor& executor, ApiClient& client,
                LeaderElectionConfig config)
-      : s_(std::make_shared<State>(executor, client, std::move(config))) {}
+      : s_(std::make_shared<ElectionState>(executor, client, std::move(config))) {}
 
   ~LeaseElector() override {
     s_->stopped = true;
@@ -386,7 +386,7 @@ class LeaseElector final : public LeaderElector {
   bool is_leader() const override { return s_->leader.load(std::memory_order_acquire); }
 
  private:
-  std::shared_ptr<State> s_;
+  std::shared_ptr<ElectionState> s_;
 };
 
 }  // namespace

@@ -24,6 +24,9 @@ using boost::json::value;
 
 inline constexpr std::string_view kSecretsDir = "/var/lib/grafana-agent/secrets/";
 inline constexpr std::string_view kDataDir = "/var/lib/grafana-agent/data";
+// The prefixes of the Pod label meta labels of Kubernetes service discovery.
+inline constexpr std::string_view kPodLabel = "__meta_kubernetes_pod_label_";
+inline constexpr std::string_view kPodLabelPresent = "__meta_kubernetes_pod_labelpresent_";
 
 // ---- optional-field rules (upstream's omitempty)
 // ----------------------------------------------------

@@ -11,9 +11,6 @@ namespace aop::agent {
 namespace detail {
 namespace {
 
-constexpr std::string_view kPodLabel = "__meta_kubernetes_pod_label_";
-constexpr std::string_view kPodLabelPresent = "__meta_kubernetes_pod_labelpresent_";
-
 // One logs client entry; Secrets resolved in `ns`.
 object logs_client(RenderContext& ctx, std::string_view ns, const LogsClientSpec& c) {
   const auto& agent = ctx.agent();

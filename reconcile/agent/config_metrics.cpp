@@ -11,8 +11,6 @@ namespace {
 
 constexpr std::string_view kServiceLabel = "__meta_kubernetes_service_label_";
 constexpr std::string_view kServiceLabelPresent = "__meta_kubernetes_service_labelpresent_";
-constexpr std::string_view kPodLabel = "__meta_kubernetes_pod_label_";
-constexpr std::string_view kPodLabelPresent = "__meta_kubernetes_pod_labelpresent_";
 constexpr std::string_view kIngressLabel = "__meta_kubernetes_ingress_label_";
 constexpr std::string_view kIngressLabelPresent = "__meta_kubernetes_ingress_labelpresent_";
 

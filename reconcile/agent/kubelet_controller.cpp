@@ -27,7 +27,7 @@ using runtime::ReconcileResult;
 
 namespace {
 
-const std::string& controller_name() {
+const std::string& kubelet_controller_name() {
   static const std::string name = "kubelet-service";
   return name;
 }
@@ -101,12 +101,12 @@ KubeletController::Impl::Impl(const runtime::ModuleContext& c, k8s::ObjectKey s)
   nodes = &ctx.informers->cache(spec);
 
   runtime::ControllerOptions co;
-  co.name = controller_name();
+  co.name = kubelet_controller_name();
   co.workers = 1;  // one root
   co.resync_period = ctx.resync_period;
   co.progress_period = runtime::Duration::zero();  // one root: no queue to follow
   co.queue = ctx.queue;
-  co.queue.name = controller_name();
+  co.queue.name = kubelet_controller_name();
   controller = std::make_unique<runtime::Controller>(
       ctx.executor, std::move(co), [this](std::string k) { return reconcile(std::move(k)); },
       [this] { return std::vector<std::string>{key}; });
@@ -157,7 +157,7 @@ void KubeletController::Impl::report_refused(const std::vector<RefusedAddress>& 
                                   " is left out of the kubelet Endpoints " + service.str() +
                                   ": the API server refuses it there (" + r.reason + ")";
       log::warn("node address left out",
-                {{"controller", controller_name()}, {"node", r.node}, {"reason", message}});
+                {{"controller", kubelet_controller_name()}, {"node", r.node}, {"reason", message}});
       if (ctx.events != nullptr) {
         k8s::EventSubject subject;
         subject.api_version = "v1";
@@ -184,7 +184,7 @@ asio::awaitable<std::string> KubeletController::Impl::ensure(const json::object&
       if (!may_write()) co_return std::string();
       auto created = co_await ctx.client->create(json::value(desired));
       if (created) {
-        log::info("created", {{"controller", controller_name()}, {"object", what}});
+        log::info("created", {{"controller", kubelet_controller_name()}, {"object", what}});
         co_return std::string();
       }
       if (created.error().conflict()) continue;  // AlreadyExists: read it and compare
@@ -196,7 +196,7 @@ asio::awaitable<std::string> KubeletController::Impl::ensure(const json::object&
     if (!may_write()) co_return std::string();
     auto updated = co_await ctx.client->update(json::value(update_of(live_obj, desired)));
     if (updated) {
-      log::info("updated", {{"controller", controller_name()}, {"object", what}});
+      log::info("updated", {{"controller", kubelet_controller_name()}, {"object", what}});
       co_return std::string();
     }
     if (updated.error().conflict() || updated.error().not_found()) continue;
@@ -214,7 +214,7 @@ KubeletController::~KubeletController() {
 }
 
 const std::string& KubeletController::name() const {
-  return controller_name();
+  return kubelet_controller_name();
 }
 
 std::string KubeletController::not_ready_reason() const {

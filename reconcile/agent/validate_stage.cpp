@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "reconcile/agent/field_checks.hpp"
+#include "reconcile/agent/fragments.hpp"
 #include "reconcile/validation/text.hpp"
 
 namespace aop::agent {
@@ -96,8 +97,7 @@ std::optional<std::string> secret_value(const AssetSource& assets, const std::st
   return it->second;
 }
 
-using MemberKey = std::pair<Kind, k8s::ObjectKey>;
-
+// The key of a member in the sets below (the fragments' key).
 MemberKey key_of(Kind kind, const ObjectMeta& m) {
   return {kind, k8s::ObjectKey{m.ns, m.name}};
 }

@@ -26,7 +26,6 @@ using boost::json::object;
 using boost::json::value;
 using namespace detail;
 
-constexpr double kTwoPow53 = 9007199254740992.0;
 constexpr std::string_view kEventJob = "integrations/kubernetes/eventhandler";
 
 // How a static key's value becomes an Alloy argument.

@@ -68,8 +68,6 @@ using boost::json::object;
 using boost::json::value;
 using namespace detail;
 
-constexpr double kTwoPow53 = 9007199254740992.0;
-
 // Promtail's defaults that Alloy does not share.
 constexpr std::string_view kMetricPrefix = "promtail_custom_";
 constexpr std::array<double, 11> kDefaultBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,

@@ -13,8 +13,6 @@
 namespace aop::alloy {
 namespace {
 
-constexpr double kTwoPow53 = 9007199254740992.0;
-
 bool ident_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }

@@ -96,6 +96,9 @@ struct File {
   std::vector<Block> blocks;
 };
 
+// Alloy numbers are doubles: integers are exact up to 2^53 in magnitude.
+inline constexpr double kTwoPow53 = 9007199254740992.0;
+
 // A double-quoted Alloy string literal holding exactly `bytes`.
 std::string quote(std::string_view bytes);
 // A number literal: integral values below 2^53 in magnitude as integers, others in the

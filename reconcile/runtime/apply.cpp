@@ -1,4 +1,5 @@
 #include "reconcile/runtime/apply.hpp"
+#include "reconcile/runtime/json_fields.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -18,16 +19,8 @@ namespace json = boost::json;
 
 namespace {
 
-json::object& ensure_object(json::object& o, std::string_view key) {
-  json::value& v = o[key];
-  if (!v.is_object()) v = json::object();
-  return v.get_object();
-}
-
-std::string string_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
+using detail::ensure_object;
+using detail::string_at;
 
 // "<Kind> <namespace/name>" for messages.
 std::string describe(const GroupKind& gk, const k8s::ObjectKey& key) {

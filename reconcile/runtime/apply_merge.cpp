@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "reconcile/runtime/apply.hpp"
+#include "reconcile/runtime/json_fields.hpp"
 
 namespace aop::runtime {
 
@@ -65,21 +66,13 @@ void set_path(json::object& o, const JsonPath& path, json::value value) {
   (*cur)[path.back()] = std::move(value);
 }
 
-json::object& ensure_object(json::object& o, std::string_view key) {
-  json::value& v = o[key];
-  if (!v.is_object()) v = json::object();
-  return v.get_object();
-}
+using detail::ensure_object;
+using detail::string_at;
 
 std::string api_group(std::string_view api_version) {
   const auto slash = api_version.find('/');
   return slash == std::string_view::npos ? std::string()
                                          : std::string(api_version.substr(0, slash));
-}
-
-std::string string_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 }  // namespace

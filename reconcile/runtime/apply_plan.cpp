@@ -1,4 +1,5 @@
 #include "reconcile/runtime/apply_plan.hpp"
+#include "reconcile/runtime/json_fields.hpp"
 
 #include <algorithm>
 #include <array>
@@ -64,10 +65,7 @@ void write_canonical(const json::value& v, std::string& out, const Filter* filte
   }
 }
 
-std::string string_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
+using detail::string_at;
 
 }  // namespace
 

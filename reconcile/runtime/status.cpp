@@ -1,4 +1,5 @@
 #include "reconcile/runtime/status.hpp"
+#include "reconcile/runtime/json_fields.hpp"
 
 #include <algorithm>
 
@@ -19,10 +20,7 @@ k8s::ApiResult<bool> written(bool w) {
   return k8s::ApiResult<bool>(boost::system::in_place_value, w);
 }
 
-std::string string_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
+using detail::string_at;
 
 // Status is readable by anyone who can read the root: strings in it (problem messages
 // quoting user input) never carry the credentials of a URL.

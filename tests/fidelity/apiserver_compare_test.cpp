@@ -133,8 +133,27 @@ std::vector<Case> cases() {
   const std::string agents = "/apis/monitoring.grafana.com/v1alpha1/namespaces/{ns}/grafanaagents";
   const std::set<std::string> managed_fields = {
       "only kube-apiserver: metadata.managedFields=(present)"};
+  // A ResourceQuota on ConfigMaps, and its status as a quota controller would write it.
+  const Call quota{
+      "POST", "/api/v1/namespaces/{ns}/resourcequotas",
+      R"({"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},"spec":{"hard":{"count/configmaps":"1"}}})"};
+  const auto quota_used = [](int used) {
+    return Call{"PATCH", "/api/v1/namespaces/{ns}/resourcequotas/q/status",
+                R"({"status":{"hard":{"count/configmaps":"1"},"used":{"count/configmaps":")" +
+                    std::to_string(used) + R"("}}})",
+                "application/merge-patch+json"};
+  };
   return {
       {"create a ConfigMap", {}, {"POST", cm_path, kConfigMap}, managed_fields},
+      {"a create under a quota whose status is unknown",
+       {quota},
+       {"POST", cm_path, kConfigMap},
+       {}},
+      {"a create under a full quota", {quota, quota_used(1)}, {"POST", cm_path, kConfigMap}, {}},
+      {"a create charged to a quota",
+       {quota, quota_used(0), {"POST", cm_path, kConfigMap}},
+       {"GET", "/api/v1/namespaces/{ns}/resourcequotas/q"},
+       managed_fields},
       {"get a missing object", {}, {"GET", cm_path + "/nope"}, {}},
       {"create an existing object",
        {{"POST", cm_path, kConfigMap}},
