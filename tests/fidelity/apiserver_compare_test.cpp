@@ -145,8 +145,14 @@ std::vector<Case> cases() {
   };
   return {
       {"create a ConfigMap", {}, {"POST", cm_path, kConfigMap}, managed_fields},
-      {"a create under a quota whose status is unknown",
+      {"a create under a quota no controller has counted yet",
        {quota},
+       {"POST", cm_path, kConfigMap},
+       managed_fields},
+      {"a create under a quota whose usage is unknown",
+       {quota,
+        {"PATCH", "/api/v1/namespaces/{ns}/resourcequotas/q/status",
+         R"({"status":{"hard":{"count/configmaps":"1"}}})", "application/merge-patch+json"}},
        {"POST", cm_path, kConfigMap},
        {}},
       {"a create under a full quota", {quota, quota_used(1)}, {"POST", cm_path, kConfigMap}, {}},

@@ -77,7 +77,7 @@ std::uint16_t free_port() {
   return ntohs(addr.sin_port);
 }
 
-std::string random_token() {
+std::string random_admin_token() {
   std::random_device rd;
   std::uniform_int_distribution<int> d(0, 15);
   static constexpr char kHex[] = "0123456789abcdef";
@@ -342,7 +342,7 @@ ControlPlane::ControlPlane(const ControlPlaneBinaries& binaries) {
   auto sa = net::generate_ca("service-account-signer");
   if (!sa) throw std::runtime_error("generating the ServiceAccount key: " + sa.error().message);
   ca_pem_ = ca->cert_pem;
-  admin_token_ = random_token();
+  admin_token_ = random_admin_token();
   const auto owner_only = fs::perms::owner_read | fs::perms::owner_write;
   write_file(dir_ + "/ca.crt", ca->cert_pem, owner_only);
   write_file(dir_ + "/apiserver.crt", serving->cert_pem, owner_only);

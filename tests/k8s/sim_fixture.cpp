@@ -30,7 +30,7 @@ bool has_flag(const std::vector<std::string>& args, std::string_view flag) {
   return false;
 }
 
-std::string random_token() {
+std::string random_sim_token() {
   std::random_device rd;
   std::uniform_int_distribution<int> d(0, 15);
   std::string s = "sim-admin-";
@@ -59,7 +59,7 @@ KubeSim::KubeSim(std::vector<std::string> args) {
   // clients are gone by then.
   if (!has_flag(args, "--shutdown-grace")) argv.insert(argv.end(), {"--shutdown-grace", "2s"});
   if (has_flag(args, "--rbac") && !has_flag(args, "--token")) {
-    token_ = random_token();
+    token_ = random_sim_token();
     argv.insert(argv.end(), {"--token", token_});
   }
   argv.insert(argv.end(), args.begin(), args.end());

@@ -236,13 +236,18 @@ TEST_F(Crud, DryRunDoesNotPersist) {
   get("/api/v1/namespaces/default/configmaps/dry", 404);
 }
 
-// ResourceQuota admission of object counts, as kube-apiserver's: a quota whose usage is
-// not in its status refuses the kinds it limits; one with room admits and charges them
-// (dry runs not); a full one refuses with the quota's figures; other kinds and
-// namespaces are not concerned.
+// ResourceQuota admission of object counts, as kube-apiserver's: a quota limits what its
+// status.hard names (spec.hard waits for a quota controller to copy it there); one whose
+// usage is not in its status refuses the kinds it limits; one with room admits and
+// charges them (dry runs not); a full one refuses with the quota's figures; other kinds
+// and namespaces are not concerned.
 TEST_F(Crud, ObjectCountQuotasAreAdmittedAndCharged) {
   post("/api/v1/namespaces/default/resourcequotas", json::parse(R"({"metadata":{"name":"q"},
        "spec":{"hard":{"count/configmaps":"1","secrets":"5"}}})"));
+  make_cm("uncounted");
+  del("/api/v1/namespaces/default/configmaps/uncounted");
+  patch("/api/v1/namespaces/default/resourcequotas/q/status", "application/merge-patch+json",
+        json::parse(R"({"status":{"hard":{"count/configmaps":"1","secrets":"5"}}})"));
   auto r = call("POST", "/api/v1/namespaces/default/configmaps", json::serialize(configmap("a")));
   ASSERT_EQ(r.status, 403);
   EXPECT_EQ(body(r).at("reason"), "Forbidden");

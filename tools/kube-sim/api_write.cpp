@@ -481,11 +481,12 @@ const json::object* object_at(const json::object& o, std::string_view a, std::st
 
 }  // namespace
 
-// As kube-apiserver's quota admission, for object counts: every ResourceQuota of the
-// namespace whose spec.hard limits the kind must have its usage in status (no quota
-// controller runs here, nor in a kube-apiserver without a controller-manager: the status
-// is what its writer put there), and the create must fit under status.hard; then it is
-// charged to status.used. Refusals are 403 Forbidden with kube-apiserver's messages.
+// As kube-apiserver's quota admission, for object counts: a ResourceQuota of the
+// namespace limits the kind when its status.hard does (spec.hard counts only once a quota
+// controller has copied it there: none runs here, nor in a kube-apiserver without a
+// controller-manager, so the status is what its writer put there). Such a quota must
+// have the kind's usage in status.used, and the create must fit under status.hard; then
+// it is charged to status.used. Refusals are 403 Forbidden with kube-apiserver's messages.
 ApiResult<void> ApiServer::admit_quota(const ResourceType& type, const std::string& ns,
                                        const std::string& name, bool dry_run) {
   Collection* quotas = store_.find("resourcequotas");
@@ -495,13 +496,13 @@ ApiResult<void> ApiServer::admit_quota(const ResourceType& type, const std::stri
   std::optional<ApiError> refused;
   const auto scanned = quotas->scan(ns + "/", "", 0, store_.rv(), [&](const ObjectPtr& q) {
     const json::object quota = q->parse();
-    const auto* spec_hard = object_at(quota, "spec", "hard");
-    if (spec_hard == nullptr) return true;
+    const auto* hard = object_at(quota, "status", "hard");
+    if (hard == nullptr) return true;
+    const auto* used = object_at(quota, "status", "used");
     for (const auto& resource : names) {
-      if (!spec_hard->contains(resource)) continue;
-      const auto* hard = object_at(quota, "status", "hard");
-      const auto* used = object_at(quota, "status", "used");
-      const auto limit = object_count(hard != nullptr ? hard->if_contains(resource) : nullptr);
+      const auto* hard_value = hard->if_contains(resource);
+      if (hard_value == nullptr) continue;
+      const auto limit = object_count(hard_value);
       const auto in_use = object_count(used != nullptr ? used->if_contains(resource) : nullptr);
       const std::string quota_name(q->name());
       if (!limit || !in_use) {
