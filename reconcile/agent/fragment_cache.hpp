@@ -117,6 +117,9 @@ class FragmentCache {
   std::uint64_t hits() const { return hits_.load(); }  // reused, shared_hits() included
   // Reused from another root (rendered by it from the same inputs).
   std::uint64_t shared_hits() const { return shared_hits_.load(); }
+  // Reused from the root's own last render (hits() - shared_hits(), counted apart so that
+  // each of the three counts read alone only ever grows).
+  std::uint64_t own_hits() const { return own_hits_.load(); }
   std::uint64_t misses() const { return misses_.load(); }
 
  private:
@@ -138,6 +141,7 @@ class FragmentCache {
   std::size_t shares_since_sweep_ = 0;
   std::atomic<std::uint64_t> hits_{0};
   std::atomic<std::uint64_t> shared_hits_{0};
+  std::atomic<std::uint64_t> own_hits_{0};
   std::atomic<std::uint64_t> misses_{0};
 };
 
