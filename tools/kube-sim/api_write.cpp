@@ -504,18 +504,18 @@ ApiResult<void> ApiServer::admit_quota(const ResourceType& type, const std::stri
       if (hard_value == nullptr) continue;
       const auto limit = object_count(hard_value);
       const auto in_use = object_count(used != nullptr ? used->if_contains(resource) : nullptr);
-      const std::string quota_name(q->name());
+      std::string why;
       if (!limit || !in_use) {
-        refused = errors::forbidden(
-            type.group_resource(), name,
-            "status unknown for quota: " + quota_name + ", resources: " + resource);
-        return false;
+        why.append("status unknown for quota: ").append(q->name());
+        why.append(", resources: ").append(resource);
+      } else if (*in_use + 1 > *limit) {
+        why.append("exceeded quota: ").append(q->name());
+        why.append(", requested: ").append(resource).append("=1");
+        why.append(", used: ").append(resource).append("=").append(std::to_string(*in_use));
+        why.append(", limited: ").append(resource).append("=").append(std::to_string(*limit));
       }
-      if (*in_use + 1 > *limit) {
-        refused = errors::forbidden(type.group_resource(), name,
-                                    "exceeded quota: " + quota_name + ", requested: " + resource +
-                                        "=1, used: " + resource + "=" + std::to_string(*in_use) +
-                                        ", limited: " + resource + "=" + std::to_string(*limit));
+      if (!why.empty()) {
+        refused = errors::forbidden(type.group_resource(), name, why);
         return false;
       }
       charged.emplace_back(q, resource);
