@@ -456,6 +456,19 @@ void switch_across_operators(AgentSim& env, bool standby) {
   ASSERT_NO_FATAL_FAILURE(start_switch(env, watch, [&] { return first->controller().idle(); }));
   first->stop();
   if (standby) {
+    // A standby takes over once it has seen the first leader's last status (a real
+    // hand-over waits for the lease at least; the status says the switch has begun).
+    const std::string written(env.get(Kind::grafana_agent, "mon", "main")
+                                  ->at("metadata")
+                                  .at("resourceVersion")
+                                  .as_string());
+    ASSERT_TRUE(tst::wait_until(
+        [&] {
+          const auto cached =
+              second->controller().cached_version(Kind::grafana_agent, {"mon", "main"});
+          return !cached.empty() && std::stoull(cached) >= std::stoull(written);
+        },
+        kDeadline));
     second->lead();
   } else {
     second = std::make_unique<Operator>(env, options, true);
