@@ -145,8 +145,6 @@ struct AgentController::Impl {
   void register_handlers();
   void count(const std::string& key);
   void forget(const std::string& key);
-  // Adds the fragment cache's counts since the last call to /metrics.
-  void publish_fragment_counts();
 
   asio::awaitable<ReconcileResult> reconcile(std::string key);
   asio::awaitable<Planned> read_and_plan(const std::string& key, const k8s::ObjectPtr& root);
@@ -168,17 +166,6 @@ struct AgentController::Impl {
   AssetContents contents;
   DecodeCache decode_cache;
   FragmentCache fragment_cache{options.incremental_render};
-  // agent_operator_render_fragments_total, and the cache's counts it holds so far.
-  net::metrics::Family<net::metrics::Counter>& fragments_total = net::metrics::registry().counter(
-      "agent_operator_render_fragments_total",
-      "Member fragments (a ServiceMonitor's, PodMonitor's, Probe's or PodLogs' part of a "
-      "configuration) a render needed, by where they came from: reused from the root's "
-      "last render, shared from another root's, or rendered.",
-      {"result"});
-  std::mutex fragments_mutex;  // owns the three below
-  std::uint64_t published_hits = 0;
-  std::uint64_t published_shared = 0;
-  std::uint64_t published_misses = 0;
   runtime::DependencyIndex index;
   std::unique_ptr<runtime::ApplyEngine> engine;
   std::unique_ptr<runtime::StatusWriter> status;
@@ -242,6 +229,20 @@ AgentController::Impl::Impl(const runtime::ModuleContext& c, AgentModuleOptions 
     if (k != Kind::secret) caches.workloads[k] = kc;
     object_cache.add(gvk(k), *kc);
   }
+
+  auto& fragments = net::metrics::registry().counter(
+      "agent_operator_render_fragments_total",
+      "Member fragments (a ServiceMonitor's, PodMonitor's, Probe's or PodLogs' part of a "
+      "configuration) a render needed, by where they came from: reused from the root's "
+      "last render, shared from another root's, or rendered.",
+      {"result"});
+  fragment_cache.set_observer(
+      [reused = &fragments.with({"reused"}), shared = &fragments.with({"shared"}),
+       rendered = &fragments.with({"rendered"})](const FragmentCache::UseCounts& c) {
+        reused->inc(static_cast<double>(c.reused));
+        shared->inc(static_cast<double>(c.shared));
+        rendered->inc(static_cast<double>(c.rendered));
+      });
 
   runtime::ApplyOptions apply;
   apply.controller = controller_name();
@@ -438,7 +439,6 @@ asio::awaitable<Planned> AgentController::Impl::read_and_plan(const std::string&
       break;
     }
   }
-  publish_fragment_counts();
   // Watch what was read, also after a failure and while paused: the fix of a problem is
   // a change of something read.
   if (index.set(key, out.plan.dependencies, std::move(window)).missed_event) enqueue(key);
@@ -448,19 +448,6 @@ asio::awaitable<Planned> AgentController::Impl::read_and_plan(const std::string&
   }
   contents.retain(key, std::move(used));
   co_return out;
-}
-
-void AgentController::Impl::publish_fragment_counts() {
-  // Each count is monotonic: its increase since the last call is added, whichever
-  // concurrent render it came from.
-  const std::lock_guard lock(fragments_mutex);
-  const auto add = [&](std::string_view result, std::uint64_t now, std::uint64_t& published) {
-    if (now > published) fragments_total.with({result}).inc(static_cast<double>(now - published));
-    published = now;
-  };
-  add("reused", fragment_cache.own_hits(), published_hits);
-  add("shared", fragment_cache.shared_hits(), published_shared);
-  add("rendered", fragment_cache.misses(), published_misses);
 }
 
 std::vector<WorkloadState> AgentController::Impl::workload_states(

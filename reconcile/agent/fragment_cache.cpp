@@ -76,7 +76,7 @@ FragmentCache::Use::Use(FragmentCache& cache, std::string root_uid)
 FragmentCache::Use::~Use() {
   cache_.hits_ += hits_;
   cache_.shared_hits_ += shared_hits_;
-  cache_.own_hits_ += hits_ - shared_hits_;
+  if (cache_.observer_) cache_.observer_({hits_ - shared_hits_, shared_hits_, misses_});
   cache_.misses_ += misses_;
   // A file not encoded this time (not needed, or not reached) keeps no chunks.
   for (std::size_t i = 0; i < now_.files.size(); ++i) {

@@ -39,6 +39,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,6 +62,19 @@ class FragmentCache {
   explicit FragmentCache(bool enabled = true) : enabled_(enabled) {}
 
   bool enabled() const { return enabled_; }
+
+  // What one render took from the cache: fragments reused from the root's last render,
+  // shared from another root's, and rendered.
+  struct UseCounts {
+    std::uint64_t reused = 0;
+    std::uint64_t shared = 0;
+    std::uint64_t rendered = 0;
+  };
+  // Called at the end of every render with its counts (the live controller's /metrics);
+  // set before the first render.
+  void set_observer(std::function<void(const UseCounts&)> observer) {
+    observer_ = std::move(observer);
+  }
 
   // A member's kept fragment with its key (see above). Immutable once kept.
   struct Entry {
@@ -117,9 +131,6 @@ class FragmentCache {
   std::uint64_t hits() const { return hits_.load(); }  // reused, shared_hits() included
   // Reused from another root (rendered by it from the same inputs).
   std::uint64_t shared_hits() const { return shared_hits_.load(); }
-  // Reused from the root's own last render (hits() - shared_hits(), counted apart so that
-  // each of the three counts read alone only ever grows).
-  std::uint64_t own_hits() const { return own_hits_.load(); }
   std::uint64_t misses() const { return misses_.load(); }
 
  private:
@@ -141,8 +152,8 @@ class FragmentCache {
   std::size_t shares_since_sweep_ = 0;
   std::atomic<std::uint64_t> hits_{0};
   std::atomic<std::uint64_t> shared_hits_{0};
-  std::atomic<std::uint64_t> own_hits_{0};
   std::atomic<std::uint64_t> misses_{0};
+  std::function<void(const UseCounts&)> observer_;
 };
 
 }  // namespace aop::agent

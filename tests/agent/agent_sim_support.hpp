@@ -26,6 +26,17 @@ class AgentControllerSimTest : public ::testing::Test {
   AgentSim env;
 };
 
+// Whether `agent`'s cache of `kind` holds `key` at resourceVersion `version` or a later
+// one (the controller writes statuses too); "" (deleted) only when it holds none.
+// resourceVersions are opaque to clients, but kube-sim's and etcd's are both increasing
+// integers, which a test may rely on.
+inline bool cache_holds(const AgentController& agent, Kind kind, const k8s::ObjectKey& key,
+                        const std::string& version) {
+  const std::string cached = agent.cached_version(kind, key);
+  if (version.empty() || cached.empty()) return cached == version;
+  return std::stoull(cached) >= std::stoull(version);
+}
+
 inline bool contains(const std::string& haystack, std::string_view needle) {
   return haystack.find(needle) != std::string::npos;
 }

@@ -464,9 +464,7 @@ void switch_across_operators(AgentSim& env, bool standby) {
                                   .as_string());
     ASSERT_TRUE(tst::wait_until(
         [&] {
-          const auto cached =
-              second->controller().cached_version(Kind::grafana_agent, {"mon", "main"});
-          return !cached.empty() && std::stoull(cached) >= std::stoull(written);
+          return cache_holds(second->controller(), Kind::grafana_agent, {"mon", "main"}, written);
         },
         kDeadline));
     second->lead();

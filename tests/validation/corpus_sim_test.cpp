@@ -124,7 +124,7 @@ class CorpusSim {
         [&] {
           bool seen = true;
           for (const auto& [kind, key, version] : written_) {
-            seen = seen && at_least(agent->cached_version(kind, key), version);
+            seen = seen && cache_holds(*agent, kind, key, version);
           }
           quiet = seen && queue.len() == 0 && queue.processing() == 0 ? quiet + 1 : 0;
           return quiet >= 2;
@@ -168,14 +168,6 @@ class CorpusSim {
  private:
   // What settle() waits for: the kind, key and resourceVersion ("" once deleted) written.
   std::vector<std::tuple<Kind, k8s::ObjectKey, std::string>> written_;
-
-  // Whether the cache holds `version` or a later one (the controller writes statuses);
-  // "" (deleted) only when it holds none. resourceVersions are opaque to clients, but both
-  // kube-sim's and etcd's are increasing integers, which a test may rely on.
-  static bool at_least(const std::string& cached, const std::string& version) {
-    if (version.empty() || cached.empty()) return cached == version;
-    return std::stoull(cached) >= std::stoull(version);
-  }
 
   void wrote(const json::value& o, const json::value& live) {
     const auto kind = kind_of(gvk_of(o));
